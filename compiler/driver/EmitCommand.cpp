@@ -1,0 +1,76 @@
+//===- EmitCommand.cpp - ppsc emit: print a compiled schedule -------------===//
+#include "pps/backends/JsonEmitter.h"
+#include "pps/backends/PpsPrinter.h"
+#include "pps/driver/Pipeline.h"
+
+#include <fmt/format.h>
+
+namespace pps::driver {
+
+static llvm::cl::SubCommand EmitCmd(
+    "emit", "Compile a schedule and print it in a target form");
+
+static llvm::cl::opt<std::string>
+    Target("target",
+           llvm::cl::desc("Output form: pps (lowered text), json"),
+           llvm::cl::value_desc("target"), llvm::cl::init("pps"),
+           llvm::cl::sub(EmitCmd), llvm::cl::cat(opts::Category));
+
+namespace {
+using EmitFn = bool (*)(Session &, const ir::Schedule &, llvm::raw_ostream &);
+struct TargetInfo {
+  const char *Name;
+  PipelineGoal Goal;
+  EmitFn Fn;
+};
+
+bool emitPpsTarget(Session &, const ir::Schedule &S, llvm::raw_ostream &OS) {
+  backends::printPps(S, OS);
+  return true;
+}
+bool emitJsonTarget(Session &, const ir::Schedule &S, llvm::raw_ostream &OS) {
+  backends::emitJson(S, OS);
+  return true;
+}
+
+// One line per target.
+const TargetInfo Targets[] = {
+    {"pps", PipelineGoal::Lower, emitPpsTarget},
+    {"json", PipelineGoal::Lower, emitJsonTarget},
+};
+} // namespace
+
+static int runEmit() {
+  const TargetInfo *T = nullptr;
+  for (const TargetInfo &Info : Targets)
+    if (Target == Info.Name)
+      T = &Info;
+  if (!T) {
+    std::string Names;
+    for (const TargetInfo &Info : Targets)
+      Names += (Names.empty() ? "" : ", ") + std::string(Info.Name);
+    llvm::errs() << fmt::format(
+        "ppsc emit: error: unknown target '{}' (expected one of: {})\n",
+        Target.getValue(), Names);
+    return ExitUsage;
+  }
+  if (opts::Input.empty()) {
+    llvm::errs() << "ppsc emit: error: no input file (use - for stdin)\n";
+    return ExitUsage;
+  }
+  Session S;
+  std::optional<ir::Schedule> Sched = S.load();
+  passes::AnalysisResults Results;
+  bool Ok = Sched && runPipeline(S, *Sched, T->Goal, Results);
+  std::unique_ptr<llvm::raw_ostream> OS;
+  if (Ok)
+    OS = S.openOutput();
+  if (OS)
+    Ok = T->Fn(S, *Sched, *OS);
+  S.flushDiagnostics();
+  return Ok && OS ? ExitOk : ExitDiagnostics;
+}
+
+static CommandRegistration Reg(EmitCmd, runEmit);
+
+} // namespace pps::driver

@@ -1,0 +1,73 @@
+//===- Session.cpp - one compilation: input, diagnostics, output ----------===//
+#include "pps/driver/Command.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Process.h"
+
+#include <fmt/format.h>
+
+namespace pps::driver {
+
+Session::Session() : Diags(SM) {
+  Diags.setErrorLimit(opts::ErrorLimit);
+  Diags.setWarningsAsErrors(opts::WarningsAsErrors);
+  bool Tty = llvm::sys::Process::StandardErrIsDisplayed();
+  Diags.setColor(opts::Color == "always" || (opts::Color == "auto" && Tty));
+}
+
+bool Session::frontendOptions(frontend::FrontendOptions &Out) {
+  Out.ImportPaths.assign(opts::ImportPaths.begin(), opts::ImportPaths.end());
+  Out.ImportPaths.push_back(frontend::defaultStdlibDir());
+  Out.PipelineName = opts::PipelineName;
+  Out.StepBudget = opts::StepBudget;
+  if (opts::Ranks > 0)
+    Out.Overrides["ranks"] = opts::Ranks;
+  if (opts::Microbatches > 0)
+    Out.Overrides["microbatches"] = opts::Microbatches;
+  if (opts::Stages > 0)
+    Out.Overrides["stages"] = opts::Stages;
+  for (const std::string &D : opts::Defines) {
+    llvm::StringRef Name, Value;
+    std::tie(Name, Value) = llvm::StringRef(D).split('=');
+    int64_t V;
+    if (Name.empty() || Value.getAsInteger(10, V)) {
+      llvm::errs() << fmt::format(
+          "ppsc: error: -D expects name=integer, got '{}'\n", D);
+      return false;
+    }
+    Out.Overrides[Name.str()] = V;
+  }
+  return true;
+}
+
+std::optional<ir::Schedule> Session::load() {
+  frontend::FrontendOptions FO;
+  if (!frontendOptions(FO))
+    return std::nullopt;
+  llvm::StringRef Path = opts::Input;
+  return frontend::compileFile(Path, SM, Diags, FO);
+}
+
+void Session::flushDiagnostics() {
+  if (opts::DiagnosticsFormat == "json") {
+    Diags.print(llvm::outs(), DiagFormat::Json);
+    return;
+  }
+  Diags.print(llvm::errs(), DiagFormat::Text);
+}
+
+std::unique_ptr<llvm::raw_ostream> Session::openOutput() {
+  std::error_code EC;
+  auto OS = std::make_unique<llvm::raw_fd_ostream>(
+      opts::Output.empty() ? "-" : opts::Output.getValue(), EC,
+      llvm::sys::fs::OF_None);
+  if (EC) {
+    Diags.report(DiagKind::FileError, NoLoc,
+                 fmt::format("cannot open '{}' for writing: {}",
+                             opts::Output.getValue(), EC.message()));
+    return nullptr;
+  }
+  return OS;
+}
+
+} // namespace pps::driver

@@ -1,0 +1,75 @@
+//===- Command.h - ppsc subcommands and their shared options --------------===//
+//
+// Each subcommand (check, emit, lint, sim, synth, import) lives in its own
+// file under compiler/driver/, declares an llvm::cl::SubCommand and its own
+// options, and registers a handler with a static CommandRegistration. main()
+// parses the command line and runs the handler of the subcommand given.
+//
+// Exit codes: 0 success, 1 diagnostics (input errors or lint findings),
+// 2 usage errors.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "pps/frontend/Frontend.h"
+#include "pps/ir/Schedule.h"
+#include "pps/passes/PassManager.h"
+#include "pps/support/Diagnostics.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace pps::driver {
+
+enum ExitCode : int { ExitOk = 0, ExitDiagnostics = 1, ExitUsage = 2 };
+
+using CommandFn = int (*)();
+
+/// Registers a subcommand's handler at static-initialisation time.
+struct CommandRegistration {
+  CommandRegistration(llvm::cl::SubCommand &Sub, CommandFn Fn);
+};
+
+/// Options shared by every subcommand (defined in Options.cpp).
+namespace opts {
+extern llvm::cl::OptionCategory Category;
+extern llvm::cl::opt<std::string> Input;
+extern llvm::cl::opt<std::string> Output;
+extern llvm::cl::opt<std::string> DiagnosticsFormat;
+extern llvm::cl::opt<std::string> PipelineName;
+extern llvm::cl::list<std::string> ImportPaths;
+extern llvm::cl::opt<int> Ranks;
+extern llvm::cl::opt<int> Microbatches;
+extern llvm::cl::opt<int> Stages;
+extern llvm::cl::list<std::string> Defines;
+extern llvm::cl::opt<uint64_t> StepBudget;
+extern llvm::cl::opt<unsigned> ErrorLimit;
+extern llvm::cl::opt<bool> WarningsAsErrors;
+extern llvm::cl::opt<std::string> Color;
+} // namespace opts
+
+/// One compilation: sources, diagnostics and the options in force.
+class Session {
+public:
+  Session();
+  SourceManager SM;
+  DiagnosticEngine Diags;
+
+  /// Frontend options from the shared command line options. Returns false
+  /// (after printing) on a malformed -D.
+  bool frontendOptions(frontend::FrontendOptions &Out);
+  /// Loads opts::Input: .pps through the front end, .csv through the torch
+  /// importer. Empty on error (diagnostics reported).
+  std::optional<ir::Schedule> load();
+  /// Prints and clears diagnostics in the chosen format to stderr (text) or
+  /// stdout (json).
+  void flushDiagnostics();
+  /// Opens opts::Output ("-" or empty = stdout). Null + diagnostic on error.
+  std::unique_ptr<llvm::raw_ostream> openOutput();
+};
+
+} // namespace pps::driver

@@ -1,0 +1,25 @@
+//===- Pipeline.h - the compiler's pass pipeline --------------------------===//
+//
+// One readable function lists the passes in order (Pipeline.cpp). Every
+// subcommand that needs a checked, lowered schedule runs it.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "pps/driver/Command.h"
+
+namespace pps::driver {
+
+/// How far to run: Lower stops once comms are inserted (emit); Check also
+/// runs every verification and analysis (lint, sim, emit of executors).
+enum class PipelineGoal { Lower, Check };
+
+/// Runs the pass pipeline on S. Returns false if a pass reported an error.
+/// Analysis results (peak memory, ...) are left in Results.
+bool runPipeline(Session &Sess, ir::Schedule &S, PipelineGoal Goal,
+                 passes::AnalysisResults &Results);
+
+/// Prints a schedule in the lowered .pps form (for --print-after).
+void printSchedule(const ir::Schedule &S, llvm::raw_ostream &OS);
+
+} // namespace pps::driver

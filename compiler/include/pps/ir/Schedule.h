@@ -1,0 +1,222 @@
+//===- Schedule.h - the pps IR: per-rank ordered action lists -------------===//
+//
+// A compiled schedule is, per rank, an ordered list of compact actions
+// (20 bytes each, no per-action heap allocation) plus the topology
+// (stage -> rank), the cost model and a reference to the source map.
+//
+// Conventions every pass relies on:
+//  * Compute F/I/W/B(m, s): microbatch m, stage s.
+//  * An overlap pair is two consecutive compute actions; the first carries
+//    ActionFlags::OverlapNext ("overlap(a, b)" in the text form).
+//  * Comm actions name the *local* compute they serve, as PyTorch does:
+//      SEND_F(m, s) -> peer   sends the output of F(m, s) to rank_of(s+1)
+//      RECV_F(m, s) <- peer   receives the input of F(m, s) from rank_of(s-1)
+//      SEND_B(m, s) -> peer   sends the input-gradient of B/I(m, s) to rank_of(s-1)
+//      RECV_B(m, s) <- peer   receives the gradient B/I(m, s) needs from rank_of(s+1)
+//    so SEND_F(m, s) matches RECV_F(m, s+1), SEND_B(m, s) matches RECV_B(m, s-1).
+//  * Control UNSHARD/RESHARD/REDUCE_GRAD(s): Microbatch = -1.
+//  * IDLE is an explicit bubble (a no-op for execution); its length in time
+//    units is idleTime().
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "pps/support/SourceManager.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace pps::ir {
+
+enum class ActionKind : uint8_t {
+  F,
+  I,
+  W,
+  B,
+  SendF,
+  RecvF,
+  SendB,
+  RecvB,
+  Unshard,
+  Reshard,
+  ReduceGrad,
+  Idle,
+};
+constexpr unsigned NumActionKinds = unsigned(ActionKind::Idle) + 1;
+
+namespace ActionFlags {
+enum : uint8_t {
+  None = 0,
+  /// This compute runs overlapped with the next action (also a compute).
+  OverlapNext = 1 << 0,
+};
+} // namespace ActionFlags
+
+inline bool isCompute(ActionKind K) { return K <= ActionKind::B; }
+inline bool isComm(ActionKind K) {
+  return K >= ActionKind::SendF && K <= ActionKind::RecvB;
+}
+inline bool isSend(ActionKind K) {
+  return K == ActionKind::SendF || K == ActionKind::SendB;
+}
+inline bool isRecv(ActionKind K) {
+  return K == ActionKind::RecvF || K == ActionKind::RecvB;
+}
+inline bool isControl(ActionKind K) {
+  return K >= ActionKind::Unshard && K <= ActionKind::ReduceGrad;
+}
+/// Forward direction (F and its comms) vs backward (I, W, B and theirs).
+inline bool isForwardComm(ActionKind K) {
+  return K == ActionKind::SendF || K == ActionKind::RecvF;
+}
+
+/// The spelling used in the .pps text form: "F", "send", "unshard", ...
+llvm::StringRef actionKindName(ActionKind K);
+/// PyTorch's spelling: "F", "SEND_F", "UNSHARD", ...
+llvm::StringRef actionKindTorchName(ActionKind K);
+
+struct Action {
+  ActionKind Kind = ActionKind::Idle;
+  uint8_t Flags = ActionFlags::None;
+  uint16_t Reserved = 0;
+  int32_t Microbatch = -1;
+  int32_t Stage = -1;
+  int32_t Peer = -1; // comm: the other rank; IDLE: bit pattern of a float
+  LocId Loc = NoLoc;
+
+  static Action compute(ActionKind K, int32_t Mb, int32_t Stage,
+                        LocId Loc = NoLoc) {
+    return Action{K, 0, 0, Mb, Stage, -1, Loc};
+  }
+  static Action comm(ActionKind K, int32_t Mb, int32_t Stage, int32_t Peer,
+                     LocId Loc = NoLoc) {
+    return Action{K, 0, 0, Mb, Stage, Peer, Loc};
+  }
+  static Action control(ActionKind K, int32_t Stage, LocId Loc = NoLoc) {
+    return Action{K, 0, 0, -1, Stage, -1, Loc};
+  }
+  static Action idle(float Time, LocId Loc = NoLoc) {
+    Action A{ActionKind::Idle, 0, 0, -1, -1, 0, Loc};
+    std::memcpy(&A.Peer, &Time, sizeof(float));
+    return A;
+  }
+
+  float idleTime() const {
+    float T;
+    std::memcpy(&T, &Peer, sizeof(float));
+    return T;
+  }
+  bool overlapsNext() const { return Flags & ActionFlags::OverlapNext; }
+
+  /// Same kind, microbatch, stage, peer and flags (locations ignored).
+  bool sameAs(const Action &O) const {
+    return Kind == O.Kind && Flags == O.Flags && Microbatch == O.Microbatch &&
+           Stage == O.Stage && Peer == O.Peer;
+  }
+};
+static_assert(sizeof(Action) == 20, "actions must stay compact");
+
+enum class Placement : uint8_t { Loop, V, Explicit };
+enum class CommModel : uint8_t { Rendezvous, Eager, Batched };
+
+llvm::StringRef placementName(Placement P);
+llvm::StringRef commModelName(CommModel C);
+
+/// Ranks, stages, microbatches and where each stage lives.
+struct Topology {
+  int32_t Ranks = 0;
+  int32_t Stages = 0;
+  int32_t Microbatches = 0;
+  Placement Place = Placement::Loop;
+  llvm::SmallVector<int32_t, 16> StageToRank;
+
+  int32_t rankOf(int32_t Stage) const { return StageToRank[Stage]; }
+  /// Stages per rank (V in the language); 1 if stages do not divide evenly.
+  int32_t chunks() const {
+    return Ranks > 0 && Stages % Ranks == 0 ? Stages / Ranks : 1;
+  }
+  /// The stages a rank holds, ascending.
+  llvm::SmallVector<int32_t, 4> stagesOf(int32_t Rank) const;
+  /// The chunk-th stage (ascending) of a rank, or -1.
+  int32_t stageOf(int32_t Rank, int32_t Chunk) const;
+
+  /// Fills StageToRank for Loop or V placement. Returns false (leaving it
+  /// empty) if V placement is asked for with stages not a multiple of ranks.
+  bool place(Placement P);
+};
+
+/// Cost of each compute kind for one stage, in time units.
+struct StageCost {
+  double F = 1.0;
+  double I = 1.0;
+  double W = 1.0;
+  double B = 2.0;
+};
+
+/// The cost model. Time is in abstract units; when bandwidth is given, one
+/// unit is one millisecond (so bytes / bandwidth is converted to units).
+struct CostModel {
+  StageCost Default;
+  /// Per-stage overrides; empty, or one entry per stage.
+  llvm::SmallVector<StageCost, 8> PerStage;
+  /// Time of an overlap(a, b) pair; unset means the sum of the two.
+  std::optional<double> Overlap;
+  double Latency = 0.0;            // time units per message
+  double BandwidthBytesPerMs = 0;  // 0 = infinite
+  double ActivationBytes = 0;      // bytes per activation message
+  double GradientBytes = -1;       // bytes per gradient message; <0 = same
+  bool AsyncComm = true;           // comm overlaps compute (vs blocking)
+
+  const StageCost &stage(int32_t S) const {
+    return PerStage.empty() ? Default : PerStage[S];
+  }
+  double computeCost(ActionKind K, int32_t S) const;
+  /// Time for one message of the given kind, in time units.
+  double messageTime(ActionKind CommKind) const;
+};
+
+/// Per-rank ordered action list.
+struct RankProgram {
+  std::vector<Action> Actions;
+};
+
+/// Options of the FSDP annotation pass, stored with the schedule so the
+/// text form can say them.
+struct FsdpConfig {
+  bool Enabled = false;
+  int32_t Prefetch = 1;
+};
+
+class Schedule {
+public:
+  std::string Name = "schedule";
+  Topology Topo;
+  CostModel Cost;
+  CommModel Comm = CommModel::Rendezvous;
+  std::optional<int64_t> MemoryLimit;
+  FsdpConfig Fsdp;
+  /// Where the pipeline was declared (diagnostics point here when an action
+  /// has no location of its own).
+  LocId DeclLoc = NoLoc;
+  llvm::SmallVector<RankProgram, 8> Ranks;
+
+  /// Sizes Ranks to Topo.Ranks.
+  void resetRanks() {
+    Ranks.clear();
+    Ranks.resize(Topo.Ranks);
+  }
+  size_t numActions() const;
+  bool hasComms() const;
+  /// True if the two schedules have the same topology, costs, options and
+  /// actions (locations and names ignored). Used by round-trip tests.
+  bool equivalent(const Schedule &O, std::string *Why = nullptr) const;
+};
+
+} // namespace pps::ir

@@ -1,0 +1,74 @@
+//===- PassManager.h - named passes over the IR ---------------------------===//
+//
+// Every pass has a stable name so the driver can --print-after=NAME,
+// --disable-pass=NAME and --time-passes. A pass reports problems through the
+// diagnostics engine; the manager stops after a pass that reported an error.
+// Passes that compute facts for later stages (memory peaks, simulated
+// times) leave them in the PassContext's analysis slots.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "pps/ir/Schedule.h"
+#include "pps/support/Diagnostics.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace pps::passes {
+
+/// Results that analysis passes leave for the driver and later passes.
+struct AnalysisResults {
+  /// Peak activation memory per rank (memory pass), empty if not run.
+  std::vector<int64_t> PeakMemory;
+  /// True once the deadlock pass has proved the schedule deadlock-free.
+  bool DeadlockFree = false;
+};
+
+struct PassContext {
+  DiagnosticEngine &Diags;
+  AnalysisResults Results;
+};
+
+class Pass {
+public:
+  virtual ~Pass() = default;
+  /// Stable name used on the command line, e.g. "insert-comms".
+  virtual llvm::StringRef name() const = 0;
+  /// One line for --help and --list-passes.
+  virtual llvm::StringRef description() const = 0;
+  virtual void run(ir::Schedule &S, PassContext &Ctx) = 0;
+};
+
+struct PassManagerOptions {
+  std::vector<std::string> PrintAfter;  // pass names, or "all"
+  std::vector<std::string> DisabledPasses;
+  bool TimePasses = false;
+  /// Prints the IR after a pass (the driver supplies the .pps printer).
+  std::function<void(const ir::Schedule &, llvm::raw_ostream &)> Printer;
+  llvm::raw_ostream *DumpStream = nullptr; // defaults to errs()
+};
+
+class PassManager {
+public:
+  explicit PassManager(PassManagerOptions Opts = {}) : Opts(std::move(Opts)) {}
+  void add(std::unique_ptr<Pass> P) { Passes.push_back(std::move(P)); }
+  /// Runs the passes in order; false if one reported an error (the rest are
+  /// skipped).
+  bool run(ir::Schedule &S, PassContext &Ctx);
+  /// Every pass name known to the manager, in order.
+  std::vector<llvm::StringRef> names() const;
+
+private:
+  bool isDisabled(llvm::StringRef Name) const;
+  bool shouldPrintAfter(llvm::StringRef Name) const;
+  PassManagerOptions Opts;
+  std::vector<std::unique_ptr<Pass>> Passes;
+};
+
+} // namespace pps::passes

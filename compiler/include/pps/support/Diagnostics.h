@@ -1,0 +1,99 @@
+//===- Diagnostics.h - the diagnostics engine -----------------------------===//
+//
+// Diagnostics are data: a kind (declared once in Diagnostics.def), a
+// severity, a location, a message and notes. Every stage reports through one
+// engine; the driver prints them sorted by location, as text
+// ("file:line:col: error: message [kind]" + source line + caret) or JSON.
+// Messages start lowercase, have no trailing period and never say "error:".
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "pps/support/SourceManager.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+#include <vector>
+
+namespace pps {
+
+enum class DiagKind : uint16_t {
+#define DIAG(Id, Sev, Name, Desc) Id,
+#include "pps/support/Diagnostics.def"
+  NumKinds
+};
+
+enum class Severity : uint8_t { Note, Warning, Error };
+
+/// The stable "flag" name of a kind, e.g. "unknown-name".
+llvm::StringRef diagKindName(DiagKind K);
+/// One-line description of a kind (for --list-diagnostics and docs).
+llvm::StringRef diagKindDescription(DiagKind K);
+Severity diagKindSeverity(DiagKind K);
+
+struct DiagNote {
+  LocId Loc = NoLoc;
+  std::string Message;
+};
+
+struct Diagnostic {
+  DiagKind Kind;
+  Severity Sev;
+  LocId Loc;
+  std::string Message;
+  llvm::SmallVector<DiagNote, 1> Notes;
+  unsigned Order; // report order, the tie-break when sorting
+
+  /// Adds a note; returns *this so calls chain.
+  Diagnostic &note(LocId L, std::string Msg) {
+    Notes.push_back({L, std::move(Msg)});
+    return *this;
+  }
+};
+
+enum class DiagFormat { Text, Json };
+
+class DiagnosticEngine {
+public:
+  explicit DiagnosticEngine(const SourceManager &SM) : SM(SM) {}
+
+  /// Reports a diagnostic with the kind's default severity.
+  Diagnostic &report(DiagKind K, LocId Loc, std::string Message);
+  /// Reports with an explicit severity (e.g. a lint finding made an error).
+  Diagnostic &report(DiagKind K, Severity S, LocId Loc, std::string Message);
+
+  bool hasErrors() const { return NumErrors != 0; }
+  unsigned numErrors() const { return NumErrors; }
+  unsigned numWarnings() const { return NumWarnings; }
+  llvm::ArrayRef<Diagnostic> diagnostics() const { return Diags; }
+  /// True if a diagnostic of this kind was reported (tests use this).
+  bool has(DiagKind K) const;
+
+  /// Errors past this many are counted but not stored (0 = no limit).
+  void setErrorLimit(unsigned N) { ErrorLimit = N; }
+  /// Treat warnings as errors.
+  void setWarningsAsErrors(bool B) { WarningsAsErrors = B; }
+  void setColor(bool B) { Color = B; }
+
+  /// Prints everything reported so far, sorted by location, then clears.
+  void print(llvm::raw_ostream &OS, DiagFormat Format = DiagFormat::Text);
+  /// Formats one location as "file:line:col" (or "<unknown>").
+  std::string formatLoc(LocId Loc) const;
+  const SourceManager &sourceManager() const { return SM; }
+
+private:
+  void printText(llvm::raw_ostream &OS, const Diagnostic &D);
+  void printJson(llvm::raw_ostream &OS);
+
+  const SourceManager &SM;
+  std::vector<Diagnostic> Diags;
+  Diagnostic Dropped{}; // sink for reports past the limit
+  unsigned NumErrors = 0, NumWarnings = 0, ErrorLimit = 0, Counter = 0;
+  bool WarningsAsErrors = false, Color = false;
+};
+
+} // namespace pps

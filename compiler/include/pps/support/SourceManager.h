@@ -1,0 +1,68 @@
+//===- SourceManager.h - source buffers and interned locations ------------===//
+//
+// Owns every source buffer the compiler reads and interns source locations
+// into 32-bit ids, so that AST nodes and IR actions carry a location in one
+// machine word. Location id 0 means "no location" (e.g. built by the C++ API).
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace pps {
+
+using FileId = uint32_t;
+using LocId = uint32_t;
+constexpr LocId NoLoc = 0;
+
+/// A resolved source position: 1-based line and column.
+struct SourcePos {
+  FileId File = 0;
+  uint32_t Line = 0;
+  uint32_t Col = 0;
+  bool operator==(const SourcePos &O) const {
+    return File == O.File && Line == O.Line && Col == O.Col;
+  }
+};
+
+class SourceManager {
+public:
+  SourceManager();
+
+  /// Adds a buffer under a display name; returns its id.
+  FileId addBuffer(std::string Name, std::string Contents);
+  /// Reads a file ("-" is stdin). Returns false and sets Error on failure.
+  bool addFile(llvm::StringRef Path, FileId &Id, std::string &Error);
+
+  llvm::StringRef fileName(FileId Id) const { return Files[Id].Name; }
+  llvm::StringRef contents(FileId Id) const { return Files[Id].Contents; }
+  unsigned numFiles() const { return Files.size(); }
+
+  /// Interns a position; the same position always gets the same id.
+  LocId getLoc(FileId File, uint32_t Line, uint32_t Col);
+  /// An id for a position that has no file (a command line flag, say).
+  SourcePos resolve(LocId Id) const { return Locs[Id]; }
+  bool isValid(LocId Id) const { return Id != NoLoc && Id < Locs.size(); }
+
+  /// The text of the line holding a location, without the newline.
+  llvm::StringRef lineText(LocId Id) const;
+
+private:
+  struct File {
+    std::string Name;
+    std::string Contents;
+    std::vector<uint32_t> LineStarts;
+  };
+  std::vector<File> Files;
+  std::vector<SourcePos> Locs;
+  llvm::DenseMap<uint64_t, LocId> LocIndex; // packed (file,line,col) -> id
+};
+
+} // namespace pps

@@ -1,0 +1,184 @@
+//===- Schedule.cpp - the pps IR ------------------------------------------===//
+#include "pps/ir/Schedule.h"
+
+#include <fmt/format.h>
+
+namespace pps::ir {
+
+llvm::StringRef actionKindName(ActionKind K) {
+  switch (K) {
+  case ActionKind::F: return "F";
+  case ActionKind::I: return "I";
+  case ActionKind::W: return "W";
+  case ActionKind::B: return "B";
+  case ActionKind::SendF: return "send_f";
+  case ActionKind::RecvF: return "recv_f";
+  case ActionKind::SendB: return "send_b";
+  case ActionKind::RecvB: return "recv_b";
+  case ActionKind::Unshard: return "unshard";
+  case ActionKind::Reshard: return "reshard";
+  case ActionKind::ReduceGrad: return "reduce_grad";
+  case ActionKind::Idle: return "idle";
+  }
+  return "?";
+}
+
+llvm::StringRef actionKindTorchName(ActionKind K) {
+  switch (K) {
+  case ActionKind::F: return "F";
+  case ActionKind::I: return "I";
+  case ActionKind::W: return "W";
+  case ActionKind::B: return "B";
+  case ActionKind::SendF: return "SEND_F";
+  case ActionKind::RecvF: return "RECV_F";
+  case ActionKind::SendB: return "SEND_B";
+  case ActionKind::RecvB: return "RECV_B";
+  case ActionKind::Unshard: return "UNSHARD";
+  case ActionKind::Reshard: return "RESHARD";
+  case ActionKind::ReduceGrad: return "REDUCE_GRAD";
+  case ActionKind::Idle: return "";
+  }
+  return "?";
+}
+
+llvm::StringRef placementName(Placement P) {
+  switch (P) {
+  case Placement::Loop: return "loop";
+  case Placement::V: return "v";
+  case Placement::Explicit: return "explicit";
+  }
+  return "?";
+}
+
+llvm::StringRef commModelName(CommModel C) {
+  switch (C) {
+  case CommModel::Rendezvous: return "rendezvous";
+  case CommModel::Eager: return "eager";
+  case CommModel::Batched: return "batched";
+  }
+  return "?";
+}
+
+llvm::SmallVector<int32_t, 4> Topology::stagesOf(int32_t Rank) const {
+  llvm::SmallVector<int32_t, 4> Out;
+  for (int32_t S = 0; S < int32_t(StageToRank.size()); ++S)
+    if (StageToRank[S] == Rank)
+      Out.push_back(S);
+  return Out;
+}
+
+int32_t Topology::stageOf(int32_t Rank, int32_t Chunk) const {
+  int32_t Seen = 0;
+  for (int32_t S = 0; S < int32_t(StageToRank.size()); ++S)
+    if (StageToRank[S] == Rank && Seen++ == Chunk)
+      return S;
+  return -1;
+}
+
+bool Topology::place(Placement P) {
+  Place = P;
+  StageToRank.clear();
+  if (Ranks <= 0 || Stages <= 0)
+    return false;
+  if (P == Placement::Loop) {
+    for (int32_t S = 0; S < Stages; ++S)
+      StageToRank.push_back(S % Ranks);
+    return true;
+  }
+  if (P == Placement::V) {
+    if (Stages % Ranks != 0)
+      return false;
+    // Stage s in chunk c = s / P goes down the ranks for even chunks and
+    // back up for odd ones: 0..P-1, P-1..0, ...
+    for (int32_t S = 0; S < Stages; ++S) {
+      int32_t Chunk = S / Ranks, Off = S % Ranks;
+      StageToRank.push_back(Chunk % 2 == 0 ? Off : Ranks - 1 - Off);
+    }
+    return true;
+  }
+  return false;
+}
+
+double CostModel::computeCost(ActionKind K, int32_t S) const {
+  const StageCost &C = S >= 0 && S < int32_t(PerStage.size()) ? PerStage[S]
+                                                              : Default;
+  switch (K) {
+  case ActionKind::F: return C.F;
+  case ActionKind::I: return C.I;
+  case ActionKind::W: return C.W;
+  case ActionKind::B: return C.B;
+  default: return 0.0;
+  }
+}
+
+double CostModel::messageTime(ActionKind CommKind) const {
+  double Bytes = isForwardComm(CommKind) || GradientBytes < 0
+                     ? ActivationBytes
+                     : GradientBytes;
+  double T = Latency;
+  if (BandwidthBytesPerMs > 0)
+    T += Bytes / BandwidthBytesPerMs;
+  return T;
+}
+
+size_t Schedule::numActions() const {
+  size_t N = 0;
+  for (const RankProgram &R : Ranks)
+    N += R.Actions.size();
+  return N;
+}
+
+bool Schedule::hasComms() const {
+  for (const RankProgram &R : Ranks)
+    for (const Action &A : R.Actions)
+      if (isComm(A.Kind))
+        return true;
+  return false;
+}
+
+static bool sameCost(const StageCost &A, const StageCost &B) {
+  return A.F == B.F && A.I == B.I && A.W == B.W && A.B == B.B;
+}
+
+bool Schedule::equivalent(const Schedule &O, std::string *Why) const {
+  auto Fail = [&](std::string Msg) {
+    if (Why)
+      *Why = std::move(Msg);
+    return false;
+  };
+  if (Topo.Ranks != O.Topo.Ranks || Topo.Stages != O.Topo.Stages ||
+      Topo.Microbatches != O.Topo.Microbatches)
+    return Fail("topology sizes differ");
+  if (Topo.StageToRank != O.Topo.StageToRank)
+    return Fail("stage placement differs");
+  if (Comm != O.Comm)
+    return Fail("comm model differs");
+  if (MemoryLimit != O.MemoryLimit)
+    return Fail("memory limit differs");
+  if (Fsdp.Enabled != O.Fsdp.Enabled || Fsdp.Prefetch != O.Fsdp.Prefetch)
+    return Fail("fsdp options differ");
+  const CostModel &A = Cost, &B = O.Cost;
+  if (!sameCost(A.Default, B.Default) || A.Overlap != B.Overlap ||
+      A.Latency != B.Latency || A.BandwidthBytesPerMs != B.BandwidthBytesPerMs ||
+      A.ActivationBytes != B.ActivationBytes ||
+      A.GradientBytes != B.GradientBytes || A.AsyncComm != B.AsyncComm ||
+      A.PerStage.size() != B.PerStage.size())
+    return Fail("cost model differs");
+  for (size_t S = 0; S < A.PerStage.size(); ++S)
+    if (!sameCost(A.PerStage[S], B.PerStage[S]))
+      return Fail(fmt::format("cost of stage {} differs", S));
+  if (Ranks.size() != O.Ranks.size())
+    return Fail("number of rank programs differs");
+  for (size_t R = 0; R < Ranks.size(); ++R) {
+    const auto &X = Ranks[R].Actions, &Y = O.Ranks[R].Actions;
+    if (X.size() != Y.size())
+      return Fail(fmt::format("rank {} has {} actions vs {}", R, X.size(),
+                              Y.size()));
+    for (size_t I = 0; I < X.size(); ++I)
+      if (!X[I].sameAs(Y[I]))
+        return Fail(fmt::format("rank {} action {} differs", R, I));
+  }
+  return true;
+}
+
+} // namespace pps::ir

@@ -1,0 +1,74 @@
+//===- PassManager.cpp - named passes over the IR -------------------------===//
+#include "pps/passes/PassManager.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+
+namespace pps::passes {
+
+bool PassManager::isDisabled(llvm::StringRef Name) const {
+  return std::find(Opts.DisabledPasses.begin(), Opts.DisabledPasses.end(),
+                   Name) != Opts.DisabledPasses.end();
+}
+
+bool PassManager::shouldPrintAfter(llvm::StringRef Name) const {
+  for (const std::string &P : Opts.PrintAfter)
+    if (P == Name || P == "all")
+      return true;
+  return false;
+}
+
+std::vector<llvm::StringRef> PassManager::names() const {
+  std::vector<llvm::StringRef> Out;
+  for (const auto &P : Passes)
+    Out.push_back(P->name());
+  return Out;
+}
+
+bool PassManager::run(ir::Schedule &S, PassContext &Ctx) {
+  llvm::raw_ostream &Dump = Opts.DumpStream ? *Opts.DumpStream : llvm::errs();
+  struct Timing {
+    llvm::StringRef Name;
+    double Ms;
+  };
+  std::vector<Timing> Times;
+  bool Ok = true;
+  for (const auto &P : Passes) {
+    if (isDisabled(P->name()))
+      continue;
+    unsigned ErrorsBefore = Ctx.Diags.numErrors();
+    auto Start = std::chrono::steady_clock::now();
+    P->run(S, Ctx);
+    auto End = std::chrono::steady_clock::now();
+    Times.push_back(
+        {P->name(), std::chrono::duration<double, std::milli>(End - Start)
+                        .count()});
+    if (shouldPrintAfter(P->name()) && Opts.Printer) {
+      Dump << "// -----// IR after " << P->name() << " //----- //\n";
+      Opts.Printer(S, Dump);
+    }
+    if (Ctx.Diags.numErrors() > ErrorsBefore) {
+      Ok = false;
+      break;
+    }
+  }
+  if (Opts.TimePasses) {
+    double Total = 0;
+    for (const Timing &T : Times)
+      Total += T.Ms;
+    Dump << "===-------------------------------------------===\n"
+         << "                  pass execution timing report\n"
+         << "===-------------------------------------------===\n"
+         << fmt::format("  total: {:.3f} ms, {} actions\n", Total,
+                        S.numActions());
+    for (const Timing &T : Times)
+      Dump << fmt::format("  {:>10.3f} ms  {:5.1f}%  {}\n", T.Ms,
+                          Total > 0 ? 100.0 * T.Ms / Total : 0.0,
+                          T.Name.str());
+  }
+  return Ok;
+}
+
+} // namespace pps::passes

@@ -1,0 +1,227 @@
+// Pps.g4 - the grammar of the pps schedule language.
+//
+// One language, two layers: pipeline declarations with explicit per-rank
+// action lists (the lowered layer, also the textual IR) and programmable
+// schedules (`schedule`/`fn` with let, for, if, rank blocks).
+// The C++ parser is generated at build time with
+//   antlr4 -Dlanguage=Cpp -no-listener -no-visitor
+// and turned into our AST by compiler/frontend/Transform*.cpp.
+grammar Pps;
+
+file : topDecl* EOF ;
+
+topDecl
+  : importDecl
+  | scheduleDecl
+  | fnDecl
+  | pipelineDecl
+  ;
+
+// import std.interleaved;   import "../common/helpers.pps";
+importDecl : IMPORT modulePath SEMI ;
+modulePath : ident (DOT ident)* | STRING ;
+
+scheduleDecl : SCHEDULE ident LPAREN paramList? RPAREN block ;
+fnDecl : FN ident LPAREN paramList? RPAREN block ;
+paramList : param (COMMA param)* COMMA? ;
+param : binder (ASSIGN expr)? ;
+
+// ---------------------------------------------------------------------------
+// Pipeline declarations
+// ---------------------------------------------------------------------------
+pipelineDecl : PIPELINE ident LBRACE pipelineItem* RBRACE ;
+
+pipelineItem
+  : RANKS expr SEMI                                  # ranksItem
+  | STAGES expr (PLACEMENT placementSpec)? SEMI      # stagesItem
+  | MICROBATCHES expr SEMI                           # microbatchesItem
+  | COST LBRACE costEntry* RBRACE                    # costItem
+  | COMM LBRACE commEntry* RBRACE                    # commItem
+  | MEMORY LIMIT expr SEMI                           # memoryItem
+  | FSDP (PREFETCH expr)? SEMI                       # fsdpItem
+  | SCHEDULE ident LPAREN argList? RPAREN SEMI       # scheduleItem
+  | LET binder ASSIGN expr SEMI                      # letItem
+  | RANK expr COLON action* SEMI                     # rankListItem
+  | RANK expr block                                  # rankBlockItem
+  ;
+
+// loop | v | { 0 -> 0, 1 -> 1, ... }
+placementSpec
+  : ident                                            # namedPlacement
+  | LBRACE stageMapping (COMMA stageMapping)* COMMA? RBRACE  # explicitPlacement
+  ;
+stageMapping : expr ARROW expr ;
+
+// F = 1.0;  F[stage 7] = 1.4;  overlap = 2.5;
+costEntry : costKey (LBRACK STAGE_KW expr RBRACK)? ASSIGN quantity SEMI ;
+costKey : COMPUTE_KIND | OVERLAP | ident ;
+
+// model eager; latency 0.05 ms; bandwidth 50 GB/s; activation 64 MiB; blocking;
+commEntry
+  : ident quantity SEMI                              # commValue
+  | ident ident? SEMI                                # commFlag
+  ;
+quantity : MINUS? number unit? ;
+unit : ident (SLASH ident)? ;
+number : INT | FLOAT ;
+
+// ---------------------------------------------------------------------------
+// Statements (bodies of schedule, fn, rank blocks)
+// ---------------------------------------------------------------------------
+block : LBRACE stmt* RBRACE ;
+
+stmt
+  : LET binder ASSIGN expr SEMI                      # letStmt
+  | ident ASSIGN expr SEMI                           # assignStmt
+  | FOR binder IN expr DOTDOT expr (STEP expr)? block # forStmt
+  | ifChain                                          # ifStmt
+  | RANK expr block                                  # rankStmt
+  | RANK expr COLON action* SEMI                     # rankListStmt
+  | RETURN expr? SEMI                                # returnStmt
+  | ASSERT expr (COMMA STRING)? SEMI                 # assertStmt
+  | ident LPAREN argList? RPAREN SEMI                # callStmt
+  | action+ SEMI                                     # actionStmt
+  | SEMI                                             # emptyStmt
+  ;
+
+ifChain : IF expr block (ELSE (block | ifChain))? ;
+
+// ---------------------------------------------------------------------------
+// Actions
+// ---------------------------------------------------------------------------
+action
+  : computeRef                                       # computeAction
+  | OVERLAP LPAREN computeRef COMMA computeRef RPAREN # overlapAction
+  | SEND computeRef (ARROW primary)?                 # sendAction
+  | RECV computeRef (LARROW primary)?                # recvAction
+  | controlKind primary                              # controlAction
+  | IDLE (LPAREN quantity RPAREN)?                   # idleAction
+  ;
+controlKind : UNSHARD | RESHARD | REDUCE_GRAD ;
+
+// F3, F3@5, F3@(s+1), F(i), F(i)@s
+computeRef
+  : COMPUTE_LIT (AT primary)?                        # literalRef
+  | COMPUTE_KIND LPAREN expr RPAREN (AT primary)?    # exprRef
+  ;
+
+// ---------------------------------------------------------------------------
+// Expressions: 64-bit integers and booleans
+// ---------------------------------------------------------------------------
+expr
+  : primary                                          # primaryExpr
+  | op=(MINUS | BANG) expr                           # unaryExpr
+  | expr op=(STAR | SLASH | PERCENT) expr            # mulExpr
+  | expr op=(PLUS | MINUS) expr                      # addExpr
+  | expr op=(LT | LE | GT | GE) expr                 # cmpExpr
+  | expr op=(EQEQ | NE) expr                         # eqExpr
+  | expr ANDAND expr                                 # andExpr
+  | expr OROR expr                                   # orExpr
+  ;
+
+primary
+  : INT                                              # intLit
+  | (TRUE | FALSE)                                   # boolLit
+  | ident LPAREN argList? RPAREN                     # callExpr
+  | ident                                            # nameExpr
+  | LPAREN expr RPAREN                               # parenExpr
+  ;
+
+argList : arg (COMMA arg)* COMMA? ;
+arg : (ident COLON)? expr ;
+
+// A name being bound (let, for, parameter). Reserved action names are
+// accepted here so sema can say why they cannot be used.
+binder : ident | COMPUTE_KIND | COMPUTE_LIT ;
+
+// Soft keywords: words with a meaning inside `pipeline` that may still
+// name variables elsewhere.
+ident
+  : ID | RANKS | STAGES | MICROBATCHES | PLACEMENT | COST | COMM | MEMORY
+  | LIMIT | FSDP | PREFETCH | STEP | STAGE_KW
+  ;
+
+// ---------------------------------------------------------------------------
+// Lexer
+// ---------------------------------------------------------------------------
+IMPORT : 'import' ;
+SCHEDULE : 'schedule' ;
+FN : 'fn' ;
+PIPELINE : 'pipeline' ;
+LET : 'let' ;
+FOR : 'for' ;
+IN : 'in' ;
+IF : 'if' ;
+ELSE : 'else' ;
+RANK : 'rank' ;
+RETURN : 'return' ;
+ASSERT : 'assert' ;
+TRUE : 'true' ;
+FALSE : 'false' ;
+OVERLAP : 'overlap' ;
+SEND : 'send' ;
+RECV : 'recv' ;
+UNSHARD : 'unshard' ;
+RESHARD : 'reshard' ;
+REDUCE_GRAD : 'reduce_grad' ;
+IDLE : 'idle' ;
+
+// soft keywords
+RANKS : 'ranks' ;
+STAGES : 'stages' ;
+STAGE_KW : 'stage' ;
+MICROBATCHES : 'microbatches' ;
+PLACEMENT : 'placement' ;
+COST : 'cost' ;
+COMM : 'comm' ;
+MEMORY : 'memory' ;
+LIMIT : 'limit' ;
+FSDP : 'fsdp' ;
+PREFETCH : 'prefetch' ;
+STEP : 'step' ;
+
+// F3 (forward of microbatch 3) must win over ID for the same text.
+COMPUTE_LIT : [FIWB] [0-9]+ ;
+COMPUTE_KIND : [FIWB] ;
+
+ID : [a-zA-Z_] [a-zA-Z0-9_]* ;
+FLOAT : [0-9]+ '.' [0-9]+ ([eE] [+-]? [0-9]+)? | [0-9]+ [eE] [+-]? [0-9]+ ;
+INT : [0-9]+ ;
+STRING : '"' (~["\\\r\n] | '\\' .)* '"' ;
+
+ARROW : '->' ;
+LARROW : '<-' ;
+DOTDOT : '..' ;
+DOT : '.' ;
+AT : '@' ;
+SEMI : ';' ;
+COLON : ':' ;
+COMMA : ',' ;
+LPAREN : '(' ;
+RPAREN : ')' ;
+LBRACE : '{' ;
+RBRACE : '}' ;
+LBRACK : '[' ;
+RBRACK : ']' ;
+EQEQ : '==' ;
+NE : '!=' ;
+LE : '<=' ;
+GE : '>=' ;
+LT : '<' ;
+GT : '>' ;
+ANDAND : '&&' ;
+OROR : '||' ;
+BANG : '!' ;
+ASSIGN : '=' ;
+PLUS : '+' ;
+MINUS : '-' ;
+STAR : '*' ;
+SLASH : '/' ;
+PERCENT : '%' ;
+
+LINE_COMMENT : '//' ~[\r\n]* -> skip ;
+BLOCK_COMMENT : '/*' .*? '*/' -> skip ;
+WS : [ \t\r\n\f]+ -> skip ;
+// Anything else becomes a token the parser rejects with a located error,
+// so the lexer itself never fails.
+ERROR_CHAR : . ;

@@ -1,0 +1,21 @@
+# lit configuration for pps golden tests: `ppsc ... | FileCheck %s`.
+import os
+import lit.formats
+
+config.name = "pps"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".pps", ".csv", ".test"]
+config.excludes = ["Inputs", "inputs"]
+config.test_source_root = os.path.join(config.pps_source_dir, "tests", "lit")
+config.test_exec_root = os.path.join(config.pps_binary_dir, "tests", "lit-out")
+
+config.environment["PPS_STDLIB"] = os.path.join(config.pps_source_dir, "stdlib")
+config.environment["NO_COLOR"] = "1"
+config.substitutions.append(("%ppsc", os.path.join(config.pps_binary_dir, "bin", "ppsc")))
+config.substitutions.append(("%stdlib", os.path.join(config.pps_source_dir, "stdlib")))
+config.substitutions.append(("%examples", os.path.join(config.pps_source_dir, "examples")))
+config.substitutions.append(("%srcroot", config.pps_source_dir))
+config.substitutions.append(("%bindir", config.pps_binary_dir))
+for tool in ["FileCheck", "not", "count"]:
+    config.substitutions.append((r"\b%s\b" % tool if tool != "not" else r"(?<![\w-])not\b",
+                                 os.path.join(config.llvm_tools_dir, tool)))
