@@ -73,7 +73,11 @@ block : LBRACE stmt* RBRACE ;
 stmt
   : LET binder ASSIGN expr SEMI                      # letStmt
   | ident ASSIGN expr SEMI                           # assignStmt
+  | ident LBRACK expr RBRACK ASSIGN expr SEMI        # indexAssignStmt
   | FOR binder IN expr DOTDOT expr (STEP expr)? block # forStmt
+  | WHILE expr block                                 # whileStmt
+  | BREAK SEMI                                       # breakStmt
+  | CONTINUE SEMI                                    # continueStmt
   | ifChain                                          # ifStmt
   | RANK expr block                                  # rankStmt
   | RANK expr COLON action* SEMI                     # rankListStmt
@@ -106,7 +110,8 @@ computeRef
   ;
 
 // ---------------------------------------------------------------------------
-// Expressions: 64-bit integers and booleans
+// Expressions: 64-bit integers, booleans and integer arrays
+// (array(n, init), len(a), a[i], a[i] = v) for greedy constructions
 // ---------------------------------------------------------------------------
 expr
   : primary                                          # primaryExpr
@@ -123,6 +128,7 @@ primary
   : INT                                              # intLit
   | (TRUE | FALSE)                                   # boolLit
   | ident LPAREN argList? RPAREN                     # callExpr
+  | ident LBRACK expr RBRACK                         # indexExpr
   | ident                                            # nameExpr
   | LPAREN expr RPAREN                               # parenExpr
   ;
@@ -150,6 +156,9 @@ FN : 'fn' ;
 PIPELINE : 'pipeline' ;
 LET : 'let' ;
 FOR : 'for' ;
+WHILE : 'while' ;
+BREAK : 'break' ;
+CONTINUE : 'continue' ;
 IN : 'in' ;
 IF : 'if' ;
 ELSE : 'else' ;
