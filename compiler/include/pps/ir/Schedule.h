@@ -194,6 +194,15 @@ struct FsdpConfig {
   int32_t Prefetch = 1;
 };
 
+/// `schedule synth(memory: N, ...)`: the front end records the request and
+/// leaves the rank programs empty; the synth pass fills them in.
+struct SynthRequest {
+  int64_t MemoryLimit = 0;
+  /// Extra named arguments as written (e.g. "exact" = 1), sorted by name.
+  llvm::SmallVector<std::pair<std::string, int64_t>, 2> Args;
+  LocId Loc = NoLoc;
+};
+
 class Schedule {
 public:
   std::string Name = "schedule";
@@ -202,6 +211,7 @@ public:
   CommModel Comm = CommModel::Rendezvous;
   std::optional<int64_t> MemoryLimit;
   FsdpConfig Fsdp;
+  std::optional<SynthRequest> Synth;
   /// Where the pipeline was declared (diagnostics point here when an action
   /// has no location of its own).
   LocId DeclLoc = NoLoc;
