@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs the Debian packages pps needs, only those that are missing.
+# Sourced by .ci/setup and .ci/test; safe to run repeatedly.
+pps_install_deps() {
+  local pkgs=(cmake ninja-build g++ python3 antlr4 libantlr4-runtime-dev
+              llvm-14-dev llvm-14-tools libfmt-dev libgtest-dev
+              libbenchmark-dev libopenmpi-dev openmpi-bin)
+  local missing=()
+  for p in "${pkgs[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
+      missing+=("$p")
+  done
+  if [ ${#missing[@]} -eq 0 ]; then
+    return 0
+  fi
+  echo "pps: installing missing packages: ${missing[*]}"
+  local sudo=""
+  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+    --no-install-recommends "${missing[@]}"
+}
+
+# Configures and builds into build/ (Release, Ninja).
+pps_build() {
+  local root
+  root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+  cmake -S "$root" -B "$root/build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build "$root/build" -j "$(nproc)"
+}
