@@ -1,6 +1,7 @@
 //===- EmitCommand.cpp - ppsc emit: print a compiled schedule -------------===//
 #include "pps/backends/JsonEmitter.h"
 #include "pps/backends/PpsPrinter.h"
+#include "pps/backends/TorchCsv.h"
 #include "pps/driver/Pipeline.h"
 
 #include <fmt/format.h>
@@ -15,6 +16,11 @@ static llvm::cl::opt<std::string>
            llvm::cl::desc("Output form: pps (lowered text), json"),
            llvm::cl::value_desc("target"), llvm::cl::init("pps"),
            llvm::cl::sub(EmitCmd), llvm::cl::cat(opts::Category));
+
+static llvm::cl::opt<bool> WithComms(
+    "with-comms",
+    llvm::cl::desc("torch: write PyTorch's compute+comms CSV flavour"),
+    llvm::cl::sub(EmitCmd), llvm::cl::cat(opts::Category));
 
 namespace {
 using EmitFn = bool (*)(Session &, const ir::Schedule &, llvm::raw_ostream &);
@@ -32,11 +38,16 @@ bool emitJsonTarget(Session &, const ir::Schedule &S, llvm::raw_ostream &OS) {
   backends::emitJson(S, OS);
   return true;
 }
+bool emitTorchTarget(Session &, const ir::Schedule &S, llvm::raw_ostream &OS) {
+  backends::emitTorchCsv(S, OS, {WithComms});
+  return true;
+}
 
 // One line per target.
 const TargetInfo Targets[] = {
     {"pps", PipelineGoal::Lower, emitPpsTarget},
     {"json", PipelineGoal::Lower, emitJsonTarget},
+    {"torch", PipelineGoal::Lower, emitTorchTarget},
 };
 } // namespace
 

@@ -1,4 +1,5 @@
 //===- Session.cpp - one compilation: input, diagnostics, output ----------===//
+#include "pps/backends/TorchCsv.h"
 #include "pps/driver/Command.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -41,6 +42,17 @@ bool Session::frontendOptions(frontend::FrontendOptions &Out) {
 }
 
 std::optional<ir::Schedule> Session::load() {
+  if (llvm::StringRef(opts::Input).endswith(".csv")) {
+    // PyTorch's schedule CSV (see docs/interop.md).
+    backends::TorchImportOptions TO;
+    if (opts::Ranks > 0)
+      TO.Ranks = opts::Ranks;
+    if (opts::Stages > 0)
+      TO.Stages = opts::Stages;
+    if (opts::Microbatches > 0)
+      TO.Microbatches = opts::Microbatches;
+    return backends::importTorchCsvFile(opts::Input, SM, Diags, TO);
+  }
   frontend::FrontendOptions FO;
   if (!frontendOptions(FO))
     return std::nullopt;
