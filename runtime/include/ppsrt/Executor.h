@@ -1,0 +1,135 @@
+//===- Executor.h - walks one rank's action table ---------------------------===//
+//
+// One Executor per rank. It walks the rank's table in order:
+//  * compute F/I/W/B -> the user kernels, with the StageIO of (m, s);
+//  * recv -> posts a non-blocking receive; the wait happens just before the
+//    compute that consumes it (deferred wait);
+//  * send -> posts the send; under rendezvous waits for the match, under
+//    eager completes at the end of the step;
+//  * batched comm model: a maximal run of consecutive comm actions is posted
+//    together and completes when all of it has matched;
+//  * overlap pairs and control actions go to custom handlers when installed
+//    (Kernels::installHandlers), else run their built-in behaviour.
+// The StageIO of (m, s) is created at F(m, s) and released at its last
+// backward (B, or W after I); peakActivations() is the measured peak, to be
+// compared with the memory analysis.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "ppsrt/Kernels.h"
+#include "ppsrt/RunState.h"
+#include "ppsrt/Schedule.h"
+#include "ppsrt/Trace.h"
+#include "ppsrt/Transport.h"
+
+#include <array>
+#include <functional>
+#include <memory>
+#include <vector>
+
+namespace ppsrt {
+
+class Executor;
+
+/// Replaces the built-in behaviour of one action kind. Call
+/// Executor::runDefault(A) from inside to keep it (e.g. to wrap it).
+using Handler = std::function<void(const Action &, Executor &)>;
+/// Runs an overlap pair (first, second). Without one, the pair runs one
+/// after the other.
+using OverlapHandler =
+    std::function<void(const Action &, const Action &, Executor &)>;
+
+struct ExecOptions {
+  CommModel comm = CommModel::Rendezvous;
+  bool trace = false;
+  /// Common start of the run (nowMicros()); trace times are relative to it.
+  double startMicros = 0;
+};
+
+class Executor {
+public:
+  Executor(const ScheduleDesc &S, int32_t Rank, Transport &T, Kernels &K,
+           RunState &RS, const ExecOptions &O);
+  ~Executor();
+
+  void setHandler(Kind K, Handler H) { Handlers[size_t(K)] = std::move(H); }
+  void setOverlapHandler(OverlapHandler H) { Overlap = std::move(H); }
+  /// Sets the common start time (nowMicros()) trace times are relative to.
+  void setStart(double Micros) { O.startMicros = Micros; }
+
+  /// Runs the rank's whole table once (one training step). On an error it
+  /// records it in the RunState and throws Aborted.
+  void runStep(int Step);
+  /// The built-in behaviour of one action.
+  void runDefault(const Action &A);
+
+  /// The StageIO of (Mb, Stage), or null if not live.
+  StageIO *io(int32_t Mb, int32_t Stage);
+  Kernels &kernels() { return K; }
+  int32_t rank() const { return Rank; }
+  const ScheduleDesc &schedule() const { return S; }
+  int64_t liveActivations() const { return Live; }
+  int64_t peakActivations() const { return Peak; }
+  /// Sum of the losses of the last stage's microbatches in the last step.
+  double lossSum() const { return LossSum; }
+  /// Wall-clock time (since ExecOptions::startMicros) the last step ended.
+  double finishMicros() const { return FinishMicros; }
+  std::vector<TraceEvent> &trace() { return Events; }
+
+private:
+  void runAction(int64_t Index, const Action &A);
+  void compute(const Action &A);
+  void postComm(const Action &A);
+  void waitRequest(int32_t Req, WaitKind W);
+  void drainSends(bool All);
+  void drainBatch();
+  int32_t newRequest();
+  void freeRequest(int32_t Req);
+  size_t key(int32_t Mb, int32_t Stage) const;
+  StageIO *acquire(int32_t Mb, int32_t Stage);
+  void release(int32_t Mb, int32_t Stage);
+  Buffer takeInput(const Action &A, bool Gradient);
+  [[noreturn]] void error(const std::string &Msg);
+  void record(int64_t Index, int32_t Lane, double T0, double T1,
+              int32_t Flow = 0, uint64_t FlowId = 0);
+
+  const ScheduleDesc &S;
+  int32_t Rank;
+  Transport &T;
+  Kernels &K;
+  RunState &RS;
+  RankStatus &Status;
+  ExecOptions O;
+  std::array<Handler, NumKinds> Handlers;
+  OverlapHandler Overlap;
+
+  const int32_t *Rows = nullptr;
+  int64_t Count = 0;
+  int64_t Current = -1;
+  Action PairFirst, PairNext;           ///< the overlap pair being run
+  const Action *PairSecond = nullptr;
+  int Step = 0;
+  std::vector<int32_t> LocalIndex; ///< stage -> index among this rank's stages
+  int32_t LocalStages = 0;
+
+  // Per (microbatch, local stage).
+  std::vector<StageIO *> Slots;
+  std::vector<std::unique_ptr<StageIO>> Pool;
+  std::vector<StageIO *> FreeIO;
+  std::vector<Buffer> OutF, OutB;        ///< outputs waiting for send/local use
+  std::vector<uint8_t> HasOutF, HasOutB;
+  std::vector<int32_t> RecvF, RecvB;     ///< posted receive per (m, s), or -1
+
+  std::vector<Request> Requests;
+  std::vector<int32_t> FreeRequests;
+  std::vector<int32_t> OpenSends; ///< eager sends not yet complete
+  std::vector<int32_t> Batch;     ///< comm requests of the current batch
+
+  int64_t Live = 0, Peak = 0;
+  double LossSum = 0;
+  double FinishMicros = 0;
+  std::vector<TraceEvent> Events;
+};
+
+} // namespace ppsrt

@@ -1,0 +1,83 @@
+//===- Main.h - the main() of generated executors ---------------------------===//
+//
+// A generated executor's main() is one call:
+//
+//   int main(int argc, char **argv) { return ppsrt::executorMain(kSchedule, argc, argv); }
+//
+// Options:
+//   --transport=threads|mpi  threads (default): one thread per rank in this
+//                            process; mpi: one process per rank, run with
+//                            `mpirun -n RANKS ./exec --transport=mpi`
+//   --ranks=N                check that the schedule has N ranks
+//   --steps=N                training steps (each runs the whole table; 1)
+//   --watchdog=SECONDS       abort with a report after this long without
+//                            progress (10; 0 disables)
+//   --trace=FILE             write the measured timeline (Chrome trace JSON)
+//   --time-scale=X           built-in workload: one cost unit lasts X ms (1)
+//   --comm=rendezvous|eager|batched   override the schedule's comm model
+//   --message-bytes=N        built-in workload message size (64)
+//   --quiet                  print only errors
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "ppsrt/Executor.h"
+#include "ppsrt/Kernels.h"
+#include "ppsrt/Schedule.h"
+
+#include <string>
+
+namespace ppsrt {
+
+struct RunOptions {
+  std::string transport = "threads";
+  int ranks = -1;
+  int steps = 1;
+  double watchdogSeconds = 10;
+  std::string traceFile;
+  double timeScale = 1.0; ///< ms per cost unit for the built-in workload
+  CommModel comm = CommModel::Rendezvous;
+  bool commSet = false;
+  size_t messageBytes = 64;
+  bool quiet = false;
+};
+
+/// Parses the options above. Returns false with Error set on a bad option.
+bool parseRunOptions(int Argc, char **Argv, RunOptions &O, std::string &Error);
+
+/// Measured figures of a finished run (the threads transport fills all of
+/// them; under MPI only rank 0's copy is complete).
+struct RunResult {
+  int exitCode = ExitOk;
+  std::string error;
+  double makespanMicros = 0;            ///< all steps, wall clock
+  std::vector<int64_t> peakActivations; ///< per rank
+  double lossSum = 0;                   ///< last step
+};
+
+/// Runs S on in-process threads with the given kernels.
+RunResult runThreads(const ScheduleDesc &S, Kernels &K, const RunOptions &O);
+
+/// Runs S as this MPI process's rank (the MPI runtime library provides it;
+/// without it, reports that the executor was built without MPI).
+int runMpi(const ScheduleDesc &S, Kernels &K, const RunOptions &O, int *Argc,
+           char ***Argv);
+
+/// Parses the command line, makes the kernels (makeKernels), runs, prints
+/// the summary and returns the exit code.
+int executorMain(const ScheduleDesc &S, int Argc, char **Argv);
+
+/// Compares measured peaks with S.predictedPeak; prints an error and
+/// returns false on a mismatch (prints the figures unless Quiet).
+bool checkPeaks(const ScheduleDesc &S, const std::vector<int64_t> &Peaks,
+                bool Quiet);
+/// Prints the measured makespan per step next to the prediction.
+void printMakespan(const ScheduleDesc &S, CommModel Comm, const RunOptions &O,
+                   double MakespanMicros);
+
+/// Prediction of the makespan (time units) of one step from the cost model,
+/// modelling what the executor does (deferred receives; rendezvous, eager or
+/// batched sends). Negative if the schedule cannot finish (deadlock).
+double predictMakespan(const ScheduleDesc &S, CommModel Comm);
+
+} // namespace ppsrt

@@ -1,0 +1,133 @@
+//===- RunState.h - shared run state: progress, per-rank status, abort -----===//
+//
+// Every rank publishes what it is doing with a few relaxed atomics (no
+// allocation, no lock on the hot path). The watchdog reads them to detect
+// "no progress for N seconds" and to write its report; the first error
+// (kernel exception, FIFO mismatch, watchdog) aborts the run, and every wait
+// in the transports checks the abort flag so nothing hangs.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "ppsrt/Schedule.h"
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace ppsrt {
+
+/// Exit codes of generated executors.
+enum ExitCode : int {
+  ExitOk = 0,
+  ExitError = 1,    ///< a kernel threw, a FIFO mismatch, a failed check
+  ExitUsage = 2,    ///< bad command line
+  ExitDeadlock = 3, ///< the watchdog saw no progress
+};
+
+/// What a rank is blocked on (RankStatus::waitKind).
+enum class WaitKind : int32_t {
+  None,       ///< running its current action
+  SendMatch,  ///< a send waits for the peer to post the matching receive
+  RecvData,   ///< a receive waits for the peer's matching send
+  Drain,      ///< all actions done; waits for outstanding comms
+};
+
+enum class Phase : int32_t { NotStarted, Running, Finished, Failed };
+
+/// What one rank is doing, readable from any thread.
+struct RankStatus {
+  std::atomic<int64_t> action{-1};     ///< index of the current action
+  std::atomic<int32_t> phase{int32_t(Phase::NotStarted)};
+  std::atomic<int32_t> waitKind{int32_t(WaitKind::None)};
+  std::atomic<int64_t> waitAction{-1}; ///< the comm action waited on
+  std::atomic<int32_t> step{0};
+};
+
+/// Thrown inside a rank when the run was aborted elsewhere.
+struct Aborted : std::runtime_error {
+  Aborted() : std::runtime_error("run aborted") {}
+};
+
+/// Shared by the ranks of one process.
+class RunState {
+public:
+  explicit RunState(const ScheduleDesc &S, int32_t FirstRank,
+                    int32_t NumRanks);
+
+  const ScheduleDesc &schedule() const { return S; }
+  RankStatus &status(int32_t Rank) { return Status[Rank - FirstRank]; }
+  int32_t firstRank() const { return FirstRank; }
+  int32_t numRanks() const { return int32_t(Status.size()); }
+
+  bool aborted() const { return Abort.load(std::memory_order_relaxed); }
+  void throwIfAborted() const {
+    if (aborted())
+      throw Aborted();
+  }
+  /// Counts progress (an action finished, a message matched).
+  void tick() { Progress.fetch_add(1, std::memory_order_relaxed); }
+  uint64_t progress() const { return Progress.load(std::memory_order_relaxed); }
+
+  /// Records the first failure and aborts the run. Later calls are ignored.
+  void fail(int Code, std::string Message);
+  int exitCode() const { return Code; }
+  std::string errorMessage() const;
+
+  /// One line per local rank: "rank 1 blocks at `send F0@1 -> 0` waiting
+  /// for rank 0 to post `recv F0@2 <- 1`", in the lint's words.
+  std::string describe(int32_t Rank);
+  std::string describeAll();
+
+private:
+  const ScheduleDesc &S;
+  int32_t FirstRank;
+  std::vector<RankStatus> Status;
+  std::atomic<bool> Abort{false};
+  std::atomic<uint64_t> Progress{0};
+  mutable std::mutex Mu;
+  int Code = ExitOk;
+  std::string Error;
+};
+
+/// Watches a RunState from its own thread: if progress() does not change for
+/// Timeout seconds while a rank is still running, calls OnStall once.
+class Watchdog {
+public:
+  /// Timeout <= 0 disables the watchdog.
+  Watchdog(RunState &RS, double TimeoutSeconds) : RS(RS), Timeout(TimeoutSeconds) {}
+  ~Watchdog() { stop(); }
+  /// Starts the thread; OnStall runs on it.
+  void start(std::function<void()> OnStall);
+  void stop();
+  bool fired() const { return Fired.load(); }
+
+private:
+  RunState &RS;
+  double Timeout;
+  std::function<void()> OnStall;
+  std::atomic<bool> Stop{false};
+  std::atomic<bool> Fired{false};
+  std::mutex Mu;
+  std::condition_variable Cv;
+  std::thread Thread;
+};
+
+/// Monotonic wall clock in microseconds (comparable across processes on
+/// one machine).
+inline double nowMicros() {
+  using namespace std::chrono;
+  return duration<double, std::micro>(
+             steady_clock::now().time_since_epoch())
+      .count();
+}
+
+} // namespace ppsrt

@@ -1,0 +1,104 @@
+//===- Transport.h - point-to-point transports behind one interface -------===//
+//
+// A transport moves Buffers between ranks. Matching is FIFO per (source,
+// destination) rank pair: the n-th send from a to b meets the n-th receive
+// at b from a (DESIGN.md section 5). Receives are non-blocking: the executor
+// posts them at the RECV action and waits just before the consuming compute
+// (deferred wait). Under the rendezvous model a send completes only once the
+// peer has posted the matching receive, as NCCL send/recv do, so a schedule
+// that hangs on GPUs hangs here too (and the watchdog reports it); under
+// eager a send completes at once.
+//
+// Every blocking wait checks RunState::aborted() and throws Aborted, so an
+// error on one rank never leaves another hanging.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "ppsrt/Buffer.h"
+#include "ppsrt/RunState.h"
+#include "ppsrt/Schedule.h"
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace ppsrt {
+
+/// One outstanding send or receive.
+struct Request {
+  Action action;           ///< the local comm action
+  int64_t actionIndex = -1; ///< its index in the rank's table
+  int32_t peer = -1;
+  Buffer buf;        ///< send: the payload; receive: filled on completion
+  size_t bytes = 0;  ///< receive: expected size (used by MPI)
+  uint64_t seq = 0;  ///< position in the channel's FIFO order
+  bool done = false;
+  double postMicros = 0;
+  double doneMicros = 0;
+  int64_t impl = -1; ///< transport-private (MPI request slot)
+};
+
+class Transport {
+public:
+  virtual ~Transport();
+  virtual const char *name() const = 0;
+  /// Posts a send of R.buf to R.peer from rank Self.
+  virtual void postSend(int32_t Self, Request &R) = 0;
+  /// Posts a receive from R.peer at rank Self.
+  virtual void postRecv(int32_t Self, Request &R) = 0;
+  /// Non-blocking: true once R is complete (a receive then holds R.buf).
+  virtual bool test(int32_t Self, Request &R) = 0;
+  /// Blocks until R is complete; throws Aborted if the run is aborted.
+  virtual void wait(int32_t Self, Request &R) = 0;
+};
+
+/// In-process transport: one thread per rank, one FIFO channel per ordered
+/// rank pair, buffers handed over by move (zero copy).
+class ThreadsTransport : public Transport {
+public:
+  ThreadsTransport(RunState &RS, int32_t Ranks, bool Rendezvous);
+  ~ThreadsTransport() override;
+  const char *name() const override { return "threads"; }
+  void postSend(int32_t Self, Request &R) override;
+  void postRecv(int32_t Self, Request &R) override;
+  bool test(int32_t Self, Request &R) override;
+  void wait(int32_t Self, Request &R) override;
+
+private:
+  struct Msg {
+    Buffer buf;
+    Action sent; ///< the sender's action, checked against the receive
+    bool taken = false;
+  };
+  struct Channel {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::deque<Msg> msgs; ///< sent, not yet taken; msgs[0] has seq base
+    uint64_t base = 0;
+    int waiters = 0;
+    std::atomic<uint64_t> sent{0};
+    std::atomic<uint64_t> posted{0};
+  };
+  Channel &channel(int32_t From, int32_t To) {
+    return *Channels[size_t(From) * size_t(Ranks) + size_t(To)];
+  }
+  bool complete(int32_t Self, Request &R);
+  void take(int32_t Self, Request &R);
+
+  RunState &RS;
+  int32_t Ranks;
+  bool Rendezvous;
+  std::vector<std::unique_ptr<Channel>> Channels;
+};
+
+/// The FIFO identity check: a receive must be matched by the send that
+/// carries (kind, microbatch, stage) it expects. Returns an empty string if
+/// they match, else the error message.
+std::string checkMatch(int32_t SendRank, const Action &Sent, int32_t RecvRank,
+                       const Action &Recv);
+
+} // namespace ppsrt

@@ -1,0 +1,407 @@
+//===- Executor.cpp - walks one rank's action table ------------------------===//
+#include "ppsrt/Executor.h"
+
+#include <fmt/format.h>
+
+#include <exception>
+
+namespace ppsrt {
+
+Executor::Executor(const ScheduleDesc &S, int32_t Rank, Transport &T,
+                   Kernels &K, RunState &RS, const ExecOptions &O)
+    : S(S), Rank(Rank), T(T), K(K), RS(RS), Status(RS.status(Rank)), O(O) {
+  Rows = S.rankTables[Rank].rows;
+  Count = S.rankTables[Rank].count;
+  LocalIndex.assign(size_t(S.stages), -1);
+  for (int32_t St = 0; St < S.stages; ++St)
+    if (S.stageToRank[St] == Rank)
+      LocalIndex[size_t(St)] = LocalStages++;
+  size_t N = size_t(S.microbatches) * size_t(LocalStages);
+  Slots.assign(N, nullptr);
+  OutF.resize(N);
+  OutB.resize(N);
+  HasOutF.assign(N, 0);
+  HasOutB.assign(N, 0);
+  RecvF.assign(N, -1);
+  RecvB.assign(N, -1);
+  if (O.trace)
+    Events.reserve(size_t(Count) + 16);
+}
+
+Executor::~Executor() = default;
+
+void Executor::error(const std::string &Msg) {
+  Action A = Current >= 0 && Current < Count
+                 ? decodeRow(Rows + Current * RowWords)
+                 : Action{};
+  RS.fail(ExitError, fmt::format("rank {}: action {} `{}`: {}", Rank, Current,
+                                 formatAction(A), Msg));
+  throw Aborted();
+}
+
+size_t Executor::key(int32_t Mb, int32_t Stage) const {
+  if (Mb < 0 || Mb >= S.microbatches || Stage < 0 || Stage >= S.stages)
+    const_cast<Executor *>(this)->error(
+        fmt::format("microbatch {} / stage {} out of range", Mb, Stage));
+  int32_t L = LocalIndex[size_t(Stage)];
+  if (L < 0)
+    const_cast<Executor *>(this)->error(
+        fmt::format("stage {} is not held by rank {}", Stage, Rank));
+  return size_t(Mb) * size_t(LocalStages) + size_t(L);
+}
+
+StageIO *Executor::io(int32_t Mb, int32_t Stage) {
+  if (Mb < 0 || Mb >= S.microbatches || Stage < 0 || Stage >= S.stages ||
+      LocalIndex[size_t(Stage)] < 0)
+    return nullptr;
+  return Slots[size_t(Mb) * size_t(LocalStages) +
+               size_t(LocalIndex[size_t(Stage)])];
+}
+
+StageIO *Executor::acquire(int32_t Mb, int32_t Stage) {
+  size_t Key = key(Mb, Stage);
+  if (Slots[Key])
+    error(fmt::format("F{}@{} runs again while its activations are live", Mb,
+                      Stage));
+  StageIO *IO;
+  if (FreeIO.empty()) {
+    Pool.push_back(std::make_unique<StageIO>());
+    IO = Pool.back().get();
+  } else {
+    IO = FreeIO.back();
+    FreeIO.pop_back();
+  }
+  IO->microbatch = Mb;
+  IO->stage = Stage;
+  IO->loss = 0;
+  Slots[Key] = IO;
+  if (++Live > Peak)
+    Peak = Live;
+  return IO;
+}
+
+void Executor::release(int32_t Mb, int32_t Stage) {
+  size_t Key = key(Mb, Stage);
+  StageIO *IO = Slots[Key];
+  Slots[Key] = nullptr;
+  --Live;
+  // Keep the buffers' memory for the next microbatch, drop the contents.
+  IO->input.resizeBytes(0);
+  IO->output.resizeBytes(0);
+  IO->gradOutput.resizeBytes(0);
+  IO->gradInput.resizeBytes(0);
+  IO->saved.clear();
+  FreeIO.push_back(IO);
+}
+
+void Executor::record(int64_t Index, int32_t Lane, double T0, double T1,
+                      int32_t Flow, uint64_t FlowId) {
+  if (!O.trace)
+    return;
+  Events.push_back(TraceEvent{Index, Rank, Step, Lane, Flow, FlowId,
+                              T0 - O.startMicros, T1 - O.startMicros});
+}
+
+int32_t Executor::newRequest() {
+  if (!FreeRequests.empty()) {
+    int32_t R = FreeRequests.back();
+    FreeRequests.pop_back();
+    return R;
+  }
+  Requests.emplace_back();
+  return int32_t(Requests.size() - 1);
+}
+
+void Executor::freeRequest(int32_t R) {
+  Request &Q = Requests[size_t(R)];
+  Q.buf = Buffer();
+  Q.done = false;
+  Q.impl = -1;
+  FreeRequests.push_back(R);
+}
+
+void Executor::waitRequest(int32_t R, WaitKind W) {
+  Request &Q = Requests[size_t(R)];
+  if (!Q.done && !T.test(Rank, Q)) {
+    Status.waitAction.store(Q.actionIndex, std::memory_order_relaxed);
+    Status.waitKind.store(int32_t(W), std::memory_order_release);
+    T.wait(Rank, Q);
+    Status.waitKind.store(int32_t(WaitKind::None), std::memory_order_release);
+  }
+  if (Q.doneMicros == 0)
+    Q.doneMicros = nowMicros();
+  RS.tick();
+}
+
+Buffer Executor::takeInput(const Action &A, bool Gradient) {
+  // The producer: F(m, s-1) for a forward, B/I(m, s+1) for a backward.
+  int32_t From = Gradient ? A.stage + 1 : A.stage - 1;
+  if (S.stageToRank[From] == Rank) {
+    size_t Key = key(A.mb, From);
+    std::vector<uint8_t> &Has = Gradient ? HasOutB : HasOutF;
+    if (!Has[Key])
+      error(fmt::format("needs the {} of `{}{}@{}`, which has not run on "
+                        "this rank before it",
+                        Gradient ? "input gradient" : "output",
+                        Gradient ? "B" : "F", A.mb, From));
+    Has[Key] = 0;
+    return std::move(Gradient ? OutB[Key] : OutF[Key]);
+  }
+  size_t Key = key(A.mb, A.stage);
+  std::vector<int32_t> &Posted = Gradient ? RecvB : RecvF;
+  int32_t R = Posted[Key];
+  if (R < 0) {
+    Action Need = inputRecvOf(S, A);
+    error(fmt::format("needs `{}` before it, but no such receive was posted",
+                      formatAction(Need)));
+  }
+  Posted[Key] = -1;
+  waitRequest(R, WaitKind::RecvData);
+  Request &Q = Requests[size_t(R)];
+  record(Q.actionIndex, 1, Q.postMicros, Q.doneMicros, 2,
+         flowId(Q.peer, Rank, S.ranks, Q.seq));
+  Buffer B = std::move(Q.buf);
+  freeRequest(R);
+  return B;
+}
+
+void Executor::compute(const Action &A) {
+  int64_t Index = Current;
+  if (PairSecond && &A == PairSecond)
+    ++Index;
+  double T0 = nowMicros();
+  switch (A.kind) {
+  case Kind::F: {
+    StageIO *IO = acquire(A.mb, A.stage);
+    if (A.stage > 0)
+      IO->input = takeInput(A, false);
+    K.forward(*IO);
+    if (A.stage + 1 == S.stages) {
+      K.loss(*IO);
+      LossSum += IO->loss;
+      break;
+    }
+    size_t Key = key(A.mb, A.stage);
+    OutF[Key] = std::move(IO->output);
+    HasOutF[Key] = 1;
+    break;
+  }
+  case Kind::I:
+  case Kind::B: {
+    StageIO *IO = io(A.mb, A.stage);
+    if (!IO)
+      error(fmt::format("runs before `F{}@{}` (no live activations)", A.mb,
+                        A.stage));
+    if (A.stage + 1 < S.stages)
+      IO->gradOutput = takeInput(A, true);
+    if (A.kind == Kind::B)
+      K.backward(*IO);
+    else
+      K.backwardInput(*IO);
+    if (A.stage > 0) {
+      size_t Key = key(A.mb, A.stage);
+      OutB[Key] = std::move(IO->gradInput);
+      HasOutB[Key] = 1;
+    }
+    if (A.kind == Kind::B)
+      release(A.mb, A.stage);
+    break;
+  }
+  case Kind::W: {
+    StageIO *IO = io(A.mb, A.stage);
+    if (!IO)
+      error(fmt::format("runs before `F{}@{}` (no live activations)", A.mb,
+                        A.stage));
+    K.backwardWeight(*IO);
+    release(A.mb, A.stage);
+    break;
+  }
+  default:
+    break;
+  }
+  record(Index, 0, T0, nowMicros());
+}
+
+void Executor::postComm(const Action &A) {
+  bool Send = isSend(A.kind);
+  bool Forward = A.kind == Kind::SendF || A.kind == Kind::RecvF;
+  size_t Key = key(A.mb, A.stage);
+  if (A.peer < 0 || A.peer >= S.ranks || A.peer == Rank)
+    error(fmt::format("bad peer rank {}", A.peer));
+  int32_t R = newRequest();
+  Request &Q = Requests[size_t(R)];
+  Q.action = A;
+  Q.actionIndex = Current;
+  Q.peer = A.peer;
+  Q.done = false;
+  Q.doneMicros = 0;
+  Q.postMicros = nowMicros();
+  if (Send) {
+    std::vector<uint8_t> &Has = Forward ? HasOutF : HasOutB;
+    if (!Has[Key]) {
+      freeRequest(R);
+      error(fmt::format("has no data to send: `{}{}@{}` has not run before it",
+                        Forward ? "F" : "B", A.mb, A.stage));
+    }
+    Has[Key] = 0;
+    Q.buf = std::move(Forward ? OutF[Key] : OutB[Key]);
+    T.postSend(Rank, Q);
+    if (O.comm == CommModel::Batched) {
+      Batch.push_back(R);
+      return;
+    }
+    if (O.comm == CommModel::Eager) {
+      OpenSends.push_back(R);
+      return;
+    }
+    waitRequest(R, WaitKind::SendMatch);
+    Request &Done = Requests[size_t(R)];
+    record(Done.actionIndex, 1, Done.postMicros, Done.doneMicros, 1,
+           flowId(Rank, Done.peer, S.ranks, Done.seq));
+    freeRequest(R);
+    return;
+  }
+  std::vector<int32_t> &Posted = Forward ? RecvF : RecvB;
+  if (Posted[Key] >= 0) {
+    freeRequest(R);
+    error("the same receive is posted twice");
+  }
+  // F(m, s) receives F(m, s-1)'s output; B/I(m, s) the gradient of s+1.
+  Q.bytes = K.messageBytes(Forward ? A.stage - 1 : A.stage + 1, !Forward);
+  T.postRecv(Rank, Q);
+  Posted[Key] = R;
+  if (O.comm == CommModel::Batched)
+    Batch.push_back(R);
+}
+
+void Executor::drainBatch() {
+  for (int32_t R : Batch) {
+    Request &Q = Requests[size_t(R)];
+    bool Send = isSend(Q.action.kind);
+    Current = Q.actionIndex;
+    waitRequest(R, Send ? WaitKind::SendMatch : WaitKind::RecvData);
+    if (Send) {
+      Request &D = Requests[size_t(R)];
+      record(D.actionIndex, 1, D.postMicros, D.doneMicros, 1,
+             flowId(Rank, D.peer, S.ranks, D.seq));
+      freeRequest(R);
+    }
+  }
+  Batch.clear();
+}
+
+void Executor::drainSends(bool) {
+  for (int32_t R : OpenSends) {
+    waitRequest(R, WaitKind::Drain);
+    Request &D = Requests[size_t(R)];
+    record(D.actionIndex, 1, D.postMicros, D.doneMicros, 1,
+           flowId(Rank, D.peer, S.ranks, D.seq));
+    freeRequest(R);
+  }
+  OpenSends.clear();
+}
+
+void Executor::runDefault(const Action &A) {
+  switch (A.kind) {
+  case Kind::F:
+  case Kind::I:
+  case Kind::W:
+  case Kind::B:
+    compute(A);
+    return;
+  case Kind::SendF:
+  case Kind::SendB:
+  case Kind::RecvF:
+  case Kind::RecvB:
+    postComm(A);
+    return;
+  case Kind::Unshard:
+    K.unshard(Rank, A.stage);
+    return;
+  case Kind::Reshard:
+    K.reshard(Rank, A.stage);
+    return;
+  case Kind::ReduceGrad:
+    K.reduceGrad(Rank, A.stage);
+    return;
+  case Kind::Idle:
+    return;
+  }
+}
+
+void Executor::runAction(int64_t, const Action &A) {
+  const Handler &H = Handlers[size_t(A.kind)];
+  if (H)
+    H(A, *this);
+  else
+    runDefault(A);
+}
+
+void Executor::runStep(int StepNo) {
+  Step = StepNo;
+  LossSum = 0;
+  Status.step.store(StepNo, std::memory_order_relaxed);
+  Status.phase.store(int32_t(Phase::Running), std::memory_order_release);
+  try {
+    for (int64_t I = 0; I < Count; ++I) {
+      Current = I;
+      Status.action.store(I, std::memory_order_relaxed);
+      Action A = decodeRow(Rows + I * RowWords);
+      if (isCompute(A.kind) && A.overlapsNext() && I + 1 < Count) {
+        PairFirst = A;
+        PairNext = decodeRow(Rows + (I + 1) * RowWords);
+        PairSecond = &PairNext;
+        if (Overlap) {
+          Overlap(PairFirst, PairNext, *this);
+        } else {
+          runAction(I, PairFirst);
+          Current = I + 1;
+          Status.action.store(I + 1, std::memory_order_relaxed);
+          runAction(I + 1, PairNext);
+        }
+        PairSecond = nullptr;
+        ++I;
+        RS.tick();
+        continue;
+      }
+      runAction(I, A);
+      RS.tick();
+      if (O.comm == CommModel::Batched && !Batch.empty() &&
+          (I + 1 == Count ||
+           !isComm(decodeRow(Rows + (I + 1) * RowWords).kind)))
+        drainBatch();
+    }
+    Current = Count - 1;
+    drainSends(true);
+    // Receives nothing consumed still have to complete (their senders
+    // block until they do); their data is dropped.
+    for (std::vector<int32_t> *Posted : {&RecvF, &RecvB})
+      for (int32_t &R : *Posted) {
+        if (R < 0)
+          continue;
+        waitRequest(R, WaitKind::Drain);
+        freeRequest(R);
+        R = -1;
+      }
+  } catch (Aborted &) {
+    Status.phase.store(int32_t(Phase::Failed));
+    throw;
+  } catch (std::exception &E) {
+    Status.phase.store(int32_t(Phase::Failed));
+    Action A = Current >= 0 && Current < Count
+                   ? decodeRow(Rows + Current * RowWords)
+                   : Action{};
+    RS.fail(ExitError, fmt::format("rank {}: action {} `{}` threw: {}", Rank,
+                                   Current, formatAction(A), E.what()));
+    throw Aborted();
+  } catch (...) {
+    Status.phase.store(int32_t(Phase::Failed));
+    RS.fail(ExitError, fmt::format("rank {}: action {} threw an unknown "
+                                   "exception",
+                                   Rank, Current));
+    throw Aborted();
+  }
+  FinishMicros = nowMicros() - O.startMicros;
+}
+
+} // namespace ppsrt

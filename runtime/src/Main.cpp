@@ -1,0 +1,276 @@
+//===- Main.cpp - option parsing, the threads launcher and executorMain ----===//
+#include "ppsrt/Main.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+namespace ppsrt {
+
+static bool parseNumber(const std::string &Text, double &Out) {
+  if (Text.empty())
+    return false;
+  char *End = nullptr;
+  Out = std::strtod(Text.c_str(), &End);
+  return End && *End == '\0';
+}
+
+bool parseRunOptions(int Argc, char **Argv, RunOptions &O, std::string &Error) {
+  for (int I = 1; I < Argc; ++I) {
+    std::string Arg = Argv[I];
+    std::string Name = Arg, Value;
+    size_t Eq = Arg.find('=');
+    if (Eq != std::string::npos) {
+      Name = Arg.substr(0, Eq);
+      Value = Arg.substr(Eq + 1);
+    }
+    auto number = [&](double Min, double &Out) {
+      if (!parseNumber(Value, Out) || Out < Min) {
+        Error = fmt::format("bad value '{}' for {}", Value, Name);
+        return false;
+      }
+      return true;
+    };
+    double N = 0;
+    if (Name == "--transport") {
+      if (Value != "threads" && Value != "mpi") {
+        Error = fmt::format("unknown transport '{}' (expected threads or mpi)",
+                            Value);
+        return false;
+      }
+      O.transport = Value;
+    } else if (Name == "--ranks") {
+      if (!number(1, N))
+        return false;
+      O.ranks = int(N);
+    } else if (Name == "--steps") {
+      if (!number(1, N))
+        return false;
+      O.steps = int(N);
+    } else if (Name == "--watchdog") {
+      if (!number(0, O.watchdogSeconds))
+        return false;
+    } else if (Name == "--trace") {
+      if (Value.empty()) {
+        Error = "--trace needs a file name";
+        return false;
+      }
+      O.traceFile = Value;
+    } else if (Name == "--time-scale") {
+      if (!number(0, O.timeScale))
+        return false;
+    } else if (Name == "--message-bytes") {
+      if (!number(0, N))
+        return false;
+      O.messageBytes = size_t(N);
+    } else if (Name == "--comm") {
+      if (Value == "rendezvous")
+        O.comm = CommModel::Rendezvous;
+      else if (Value == "eager")
+        O.comm = CommModel::Eager;
+      else if (Value == "batched")
+        O.comm = CommModel::Batched;
+      else {
+        Error = fmt::format("unknown comm model '{}' (expected rendezvous, "
+                            "eager or batched)",
+                            Value);
+        return false;
+      }
+      O.commSet = true;
+    } else if (Name == "--quiet") {
+      O.quiet = true;
+    } else if (Name == "--help" || Name == "-h") {
+      Error = "help";
+      return false;
+    } else {
+      Error = fmt::format("unknown option '{}'", Arg);
+      return false;
+    }
+  }
+  return true;
+}
+
+RunResult runThreads(const ScheduleDesc &S, Kernels &K, const RunOptions &O) {
+  RunResult Res;
+  RunState RS(S, 0, S.ranks);
+  CommModel Comm = O.commSet ? O.comm : S.comm;
+  ThreadsTransport T(RS, S.ranks, Comm != CommModel::Eager);
+  KernelContext Ctx;
+  Ctx.schedule = &S;
+  Ctx.secondsPerUnit = O.timeScale * 1e-3;
+  Ctx.messageBytes = O.messageBytes;
+
+  ExecOptions EO;
+  EO.comm = Comm;
+  EO.trace = !O.traceFile.empty();
+  std::vector<std::unique_ptr<Executor>> Execs;
+  try {
+    for (int32_t R = 0; R < S.ranks; ++R) {
+      K.setup(Ctx, R);
+      Execs.push_back(std::make_unique<Executor>(S, R, T, K, RS, EO));
+      K.installHandlers(*Execs.back());
+    }
+  } catch (std::exception &E) {
+    Res.exitCode = ExitError;
+    Res.error = fmt::format("kernel setup failed: {}", E.what());
+    return Res;
+  }
+
+  Watchdog W(RS, O.watchdogSeconds);
+  W.start([&] {
+    std::string Report = fmt::format(
+        "watchdog: no rank made progress for {} s; the schedule is stuck:\n{}",
+        O.watchdogSeconds, RS.describeAll());
+    RS.fail(ExitDeadlock, Report);
+  });
+
+  double Start = nowMicros();
+  std::vector<std::thread> Threads;
+  for (int32_t R = 0; R < S.ranks; ++R) {
+    Executor *E = Execs[size_t(R)].get();
+    E->setStart(Start);
+    Threads.emplace_back([&, E, R] {
+      RankStatus &St = RS.status(R);
+      int Step = 0;
+      try {
+        for (; Step < O.steps; ++Step) {
+          K.beginStep(R, Step);
+          E->runStep(Step);
+          K.endStep(R, Step);
+        }
+        K.finish(R);
+        St.phase.store(int32_t(Phase::Finished));
+      } catch (Aborted &) {
+        St.phase.store(int32_t(Phase::Failed));
+      } catch (std::exception &X) {
+        St.phase.store(int32_t(Phase::Failed));
+        RS.fail(ExitError, fmt::format("rank {}: step {}: {}", R, Step,
+                                       X.what()));
+      }
+    });
+  }
+  for (std::thread &Th : Threads)
+    Th.join();
+  W.stop();
+
+  Res.exitCode = RS.exitCode();
+  Res.error = RS.errorMessage();
+  std::vector<TraceEvent> Events;
+  for (auto &E : Execs) {
+    Res.makespanMicros = std::max(Res.makespanMicros, E->finishMicros());
+    Res.peakActivations.push_back(E->peakActivations());
+    Res.lossSum += E->lossSum();
+    if (EO.trace)
+      Events.insert(Events.end(), E->trace().begin(), E->trace().end());
+  }
+  if (EO.trace && Res.exitCode == ExitOk) {
+    std::string Err;
+    if (!writeChromeTrace(O.traceFile, S, Events, O.timeScale * 1000.0, Err)) {
+      Res.exitCode = ExitError;
+      Res.error = Err;
+    }
+  }
+  return Res;
+}
+
+__attribute__((weak)) int runMpi(const ScheduleDesc &, Kernels &,
+                                 const RunOptions &, int *, char ***) {
+  fmt::print(stderr, "error: this executor was built without MPI support "
+                     "(link pps_runtime_mpi)\n");
+  return ExitUsage;
+}
+
+static void printUsage(const char *Argv0) {
+  fmt::print(stderr,
+             "usage: {} [--transport=threads|mpi] [--ranks=N] [--steps=N] "
+             "[--watchdog=SECONDS] [--trace=FILE] [--time-scale=MS_PER_UNIT] "
+             "[--comm=rendezvous|eager|batched] [--message-bytes=N] [--quiet]\n",
+             Argv0);
+}
+
+/// Compares measured peaks with the memory analysis; prints and returns
+/// false on a mismatch.
+bool checkPeaks(const ScheduleDesc &S, const std::vector<int64_t> &Peaks,
+                bool Quiet) {
+  if (!S.predictedPeak)
+    return true;
+  bool Ok = true;
+  std::string Measured, Predicted;
+  for (size_t R = 0; R < Peaks.size(); ++R) {
+    Measured += fmt::format("{}{}", R ? " " : "", Peaks[R]);
+    Predicted += fmt::format("{}{}", R ? " " : "", S.predictedPeak[R]);
+    Ok &= Peaks[R] == S.predictedPeak[R];
+  }
+  if (!Ok)
+    fmt::print(stderr,
+               "error: measured peak activations per rank [{}] differ from "
+               "the memory analysis [{}]\n",
+               Measured, Predicted);
+  else if (!Quiet)
+    fmt::print("peak activations per rank: {} (memory analysis: {})\n",
+               Measured, Predicted);
+  return Ok;
+}
+
+void printMakespan(const ScheduleDesc &S, CommModel Comm, const RunOptions &O,
+                   double MakespanMicros) {
+  double PerStep = MakespanMicros / O.steps;
+  double Units = O.timeScale > 0 ? PerStep / (O.timeScale * 1000.0) : 0;
+  fmt::print("measured makespan: {:.3f} ms per step", PerStep / 1000.0);
+  if (O.timeScale > 0) {
+    fmt::print(" = {:.3f} units at {} ms/unit", Units, O.timeScale);
+    double Pred = S.predictedMakespan >= 0 ? S.predictedMakespan
+                                           : predictMakespan(S, Comm);
+    if (Pred > 0)
+      fmt::print("; predicted {:.3f} units ({:+.2f}%)", Pred,
+                 100.0 * (Units - Pred) / Pred);
+  }
+  fmt::print("\n");
+}
+
+int executorMain(const ScheduleDesc &S, int Argc, char **Argv) {
+  RunOptions O;
+  std::string Error;
+  if (!parseRunOptions(Argc, Argv, O, Error)) {
+    if (Error != "help")
+      fmt::print(stderr, "error: {}\n", Error);
+    printUsage(Argv[0]);
+    return Error == "help" ? ExitOk : ExitUsage;
+  }
+  if (O.ranks >= 0 && O.ranks != S.ranks) {
+    fmt::print(stderr,
+               "error: this executor was compiled for {} ranks, not {} "
+               "(recompile with ppsc emit --ranks={})\n",
+               S.ranks, O.ranks, O.ranks);
+    return ExitUsage;
+  }
+  std::unique_ptr<Kernels> K = makeKernels(S);
+  if (!K)
+    K = std::make_unique<BusyWaitKernels>();
+  if (O.transport == "mpi")
+    return runMpi(S, *K, O, &Argc, &Argv);
+
+  CommModel Comm = O.commSet ? O.comm : S.comm;
+  if (!O.quiet)
+    fmt::print("pipeline {}: {} ranks, {} stages, {} microbatches; transport "
+               "threads, comm {}, {} step{}\n",
+               S.name, S.ranks, S.stages, S.microbatches, commModelName(Comm),
+               O.steps, O.steps == 1 ? "" : "s");
+  RunResult Res = runThreads(S, *K, O);
+  if (Res.exitCode != ExitOk) {
+    fmt::print(stderr, "error: {}\n", Res.error);
+    return Res.exitCode;
+  }
+  if (!O.quiet)
+    printMakespan(S, Comm, O, Res.makespanMicros);
+  if (!checkPeaks(S, Res.peakActivations, O.quiet))
+    return ExitError;
+  if (!O.quiet)
+    fmt::print("ok\n");
+  return ExitOk;
+}
+
+} // namespace ppsrt
