@@ -1,0 +1,921 @@
+//===- Simulator.cpp - the event-driven cost-model simulator --------------===//
+//
+// Each rank runs two cursors over its action vector: the compute cursor
+// (computes, idle, control) and the comm cursor (sends and receives, grouped
+// into batches: one op under rendezvous/eager, a maximal run of consecutive
+// comms under batched). In blocking mode one cursor does both. A cursor
+// advances until it needs a time that is not known yet (a receive that has
+// not matched, a producer on another rank); the rank then waits on a
+// worklist until the event it needs happens. Every action is finished once
+// and every wake-up follows a finished action, so the work is linear in the
+// number of actions. Times are max-plus over the dependencies, which is what
+// a discrete-event simulation of this model computes: no resource is shared
+// between ranks and each track serves its actions in program order.
+//
+//===----------------------------------------------------------------------===//
+#include "pps/sim/Simulator.h"
+
+#include "llvm/ADT/BitVector.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace pps::sim {
+
+using ir::Action;
+using ir::ActionKind;
+
+namespace {
+
+constexpr double NaN = std::numeric_limits<double>::quiet_NaN();
+constexpr uint64_t NoRef = ~uint64_t(0);
+
+inline uint64_t pack(int32_t Rank, uint32_t Idx) {
+  return (uint64_t(uint32_t(Rank)) << 32) | Idx;
+}
+inline int32_t refRank(uint64_t R) { return int32_t(R >> 32); }
+inline uint32_t refIdx(uint64_t R) { return uint32_t(R); }
+inline bool known(double T) { return T == T; }
+
+/// The first side of a message to be posted waits here for the other.
+struct Slot {
+  double Ready = 0;  // when the first side was posted
+  double XStart = 0; // eager send: transfer start
+  double End = 0;    // eager send: transfer end
+  uint64_t Ref = NoRef;
+  bool IsSend = false;
+};
+
+/// FIFO matching on one (source, destination) channel: the n-th send is
+/// matched with the n-th receive.
+struct Channel {
+  int32_t Src = 0, Dst = 0;
+  uint64_t Sends = 0, Recvs = 0; // posted so far
+  uint64_t Messages = 0;
+  double Bytes = 0;
+  /// Posted, not yet matched ops; all from the same side (the side ahead).
+  std::vector<Slot> Pending;
+  size_t Head = 0;
+
+  void push(const Slot &S) { Pending.push_back(S); }
+  Slot pop() {
+    Slot S = Pending[Head++];
+    if (Head == Pending.size()) {
+      Pending.clear();
+      Head = 0;
+    }
+    return S;
+  }
+  bool empty() const { return Head == Pending.size(); }
+};
+
+struct RankState {
+  llvm::ArrayRef<Action> Acts;
+  uint32_t CIdx = 0; // compute cursor (the only cursor when blocking)
+  uint32_t MIdx = 0; // comm cursor (async)
+  double ComputeFree = 0;
+  uint64_t LastCompute = NoRef;
+  double CommFree = 0;
+  uint64_t LastComm = NoRef;
+  // The batch the comm cursor is in: [BatchBegin, BatchEnd).
+  uint32_t BatchBegin = 0, BatchEnd = 0;
+  uint32_t Remaining = 0; // unmatched ops in the batch
+  bool BatchPosted = false;
+  double BatchDone = 0; // completion of the last finished batch
+  uint64_t BatchDoneRef = NoRef;
+  bool InList = false;
+  // Cached channel lookups.
+  int32_t LastOutPeer = -1, LastInPeer = -1;
+  uint32_t LastOutChan = 0, LastInChan = 0;
+};
+
+class Sim {
+public:
+  Sim(const ir::Schedule &S, const SimOptions &O, DiagnosticEngine *D)
+      : S(S), Opts(O), Diags(D), P(S.Topo.Ranks), NS(S.Topo.Stages),
+        NM(S.Topo.Microbatches) {}
+
+  SimResult run();
+
+private:
+  // --- setup and helpers --------------------------------------------------
+  bool validStage(int32_t St) const { return St >= 0 && St < NS; }
+  bool validMb(int32_t Mb) const { return Mb >= 0 && Mb < NM; }
+  size_t key(int32_t Mb, int32_t St) const {
+    return size_t(Mb) * size_t(NS) + size_t(St);
+  }
+  bool validKey(const Action &A) const {
+    return validStage(A.Stage) && validMb(A.Microbatch);
+  }
+  int32_t rankOfStage(int32_t St) const {
+    return St >= 0 && St < int32_t(S.Topo.StageToRank.size())
+               ? S.Topo.StageToRank[St]
+               : -1;
+  }
+  bool validPeer(int32_t R, const Action &A) const {
+    return A.Peer >= 0 && A.Peer < P && A.Peer != R;
+  }
+  double &endOf(uint64_t Ref) { return Res.Times[refRank(Ref)].End[refIdx(Ref)]; }
+  double &xstartOf(uint64_t Ref) {
+    return Res.Times[refRank(Ref)].TransferStart[refIdx(Ref)];
+  }
+  void setPred(uint64_t Ref, uint64_t Pred) {
+    if (Opts.CriticalPath)
+      Preds[refRank(Ref)][refIdx(Ref)] = Pred;
+  }
+  void wake(int32_t R) {
+    if (R < 0 || R >= P || Ranks[R].InList)
+      return;
+    Ranks[R].InList = true;
+    Work.push_back(R);
+  }
+  uint32_t channel(int32_t Src, int32_t Dst);
+
+  // --- the cursors --------------------------------------------------------
+  void advance(int32_t R);
+  bool advanceCompute(int32_t R);
+  bool advanceComm(int32_t R);
+  bool advanceBlocking(int32_t R);
+  /// Tries to run the compute (or overlap pair) at CIdx. False if blocked.
+  bool runCompute(int32_t R, double Floor, uint64_t FloorRef);
+  /// Posts every op of the current batch at time Ready.
+  void postBatch(int32_t R, double Ready, uint64_t ReadyRef);
+  void post(int32_t R, uint32_t Idx, double Ready, uint64_t ReadyRef);
+  void matched(uint64_t SendRef, uint64_t RecvRef, const Slot &First,
+               double SendReady, double RecvReady, uint64_t SendReadyRef,
+               uint64_t RecvReadyRef);
+  void opDone(uint64_t Ref, double End);
+  /// Finishes the batch once every op matched; true if it did.
+  bool finishBatch(int32_t R);
+  uint32_t batchEnd(int32_t R, uint32_t Begin) const;
+
+  // --- after the run ------------------------------------------------------
+  void figures();
+  void criticalPath();
+  void reportDeadlock();
+  std::string describe(const Action &A) const;
+  LocId locOf(const Action &A) const { return A.Loc ? A.Loc : S.DeclLoc; }
+
+  const ir::Schedule &S;
+  const SimOptions &Opts;
+  DiagnosticEngine *Diags;
+  int32_t P, NS, NM;
+  bool Blocking = false, Dataflow = false;
+  ir::CommModel Model = ir::CommModel::Rendezvous;
+  ir::CostModel Cost;
+
+  SimResult Res;
+  llvm::SmallVector<RankState, 8> Ranks;
+  std::vector<std::vector<uint64_t>> Preds;
+  std::vector<Channel> Channels;
+  llvm::DenseMap<uint64_t, uint32_t> ChannelIds;
+  std::vector<int32_t> Work;
+
+  // Per (microbatch, stage): the receive serving F / B-or-I (comms mode),
+  // or the producer (dataflow mode).
+  std::vector<uint64_t> RecvF, RecvB;
+  std::vector<uint64_t> ProdF, ProdBI;
+  llvm::BitVector HasF, HasBI, HasI;
+  uint64_t Mismatches = 0;
+};
+
+uint32_t Sim::channel(int32_t Src, int32_t Dst) {
+  uint64_t K = (uint64_t(uint32_t(Src)) << 32) | uint32_t(Dst);
+  auto It = ChannelIds.find(K);
+  if (It != ChannelIds.end())
+    return It->second;
+  uint32_t Id = Channels.size();
+  Channels.emplace_back();
+  Channels.back().Src = Src;
+  Channels.back().Dst = Dst;
+  ChannelIds[K] = Id;
+  return Id;
+}
+
+uint32_t Sim::batchEnd(int32_t R, uint32_t Begin) const {
+  llvm::ArrayRef<Action> Acts = Ranks[R].Acts;
+  if (Model != ir::CommModel::Batched)
+    return Begin + 1;
+  uint32_t E = Begin + 1;
+  while (E < Acts.size() && ir::isComm(Acts[E].Kind))
+    ++E;
+  return E;
+}
+
+SimResult Sim::run() {
+  Model = Opts.CommModel.value_or(S.Comm);
+  Cost = S.Cost;
+  if (Opts.Latency)
+    Cost.Latency = *Opts.Latency;
+  Blocking = Opts.BlockingComm.value_or(!S.Cost.AsyncComm);
+  Dataflow = Opts.Dataflow == DataflowMode::Dataflow ||
+             (Opts.Dataflow == DataflowMode::Auto && !S.hasComms());
+  Res.Comm = Model;
+  Res.Blocking = Blocking;
+  Res.UsedDataflow = Dataflow;
+
+  P = int32_t(S.Ranks.size());
+  Ranks.resize(P);
+  Res.Times.resize(P);
+  Res.Ranks.resize(P);
+  if (Opts.CriticalPath)
+    Preds.resize(P);
+  for (int32_t R = 0; R < P; ++R) {
+    Ranks[R].Acts = S.Ranks[R].Actions;
+    size_t N = Ranks[R].Acts.size();
+    Res.Times[R].Start.assign(N, NaN);
+    Res.Times[R].End.assign(N, NaN);
+    Res.Times[R].TransferStart.assign(N, NaN);
+    if (Opts.CriticalPath)
+      Preds[R].assign(N, NoRef);
+  }
+  size_t Keys = NS > 0 && NM > 0 ? size_t(NS) * size_t(NM) : 0;
+  if (Dataflow) {
+    ProdF.assign(Keys, NoRef);
+    ProdBI.assign(Keys, NoRef);
+    HasF.resize(Keys);
+    HasBI.resize(Keys);
+    for (const ir::RankProgram &RP : S.Ranks)
+      for (const Action &A : RP.Actions) {
+        if (!validKey(A))
+          continue;
+        if (A.Kind == ActionKind::F)
+          HasF.set(key(A.Microbatch, A.Stage));
+        else if (A.Kind == ActionKind::B || A.Kind == ActionKind::I)
+          HasBI.set(key(A.Microbatch, A.Stage));
+      }
+  } else {
+    RecvF.assign(Keys, NoRef);
+    RecvB.assign(Keys, NoRef);
+  }
+
+  Work.reserve(P);
+  for (int32_t R = P - 1; R >= 0; --R)
+    wake(R);
+  while (!Work.empty()) {
+    int32_t R = Work.back();
+    Work.pop_back();
+    Ranks[R].InList = false;
+    advance(R);
+  }
+
+  Res.StuckAt.assign(P, 0);
+  for (int32_t R = 0; R < P; ++R) {
+    const RankState &St = Ranks[R];
+    uint32_t N = St.Acts.size();
+    uint32_t At = Blocking || Dataflow ? St.CIdx : std::min(St.CIdx, St.MIdx);
+    Res.StuckAt[R] = At;
+    if (At < N)
+      Res.Deadlocked = true;
+  }
+  // Eager sends nobody received are not a hang, but they are wrong.
+  if (Diags && !Res.Deadlocked)
+    for (const Channel &C : Channels)
+      if (!C.empty() && C.Pending[C.Head].IsSend) {
+        const Slot &Sl = C.Pending[C.Head];
+        const Action &A = S.Ranks[refRank(Sl.Ref)].Actions[refIdx(Sl.Ref)];
+        Diags->report(DiagKind::UnmatchedSend, locOf(A),
+                      fmt::format("'{}' on rank {} is never received",
+                                  describe(A), refRank(Sl.Ref)));
+      }
+  if (Res.Deadlocked)
+    reportDeadlock();
+  figures();
+  if (Opts.CriticalPath && !Res.Deadlocked)
+    criticalPath();
+  if (!Opts.KeepTimes)
+    Res.Times.clear();
+  return std::move(Res);
+}
+
+void Sim::advance(int32_t R) {
+  if (Blocking || Dataflow) {
+    advanceBlocking(R);
+    return;
+  }
+  // Alternate the two tracks until neither moves.
+  while (true) {
+    bool A = advanceCompute(R);
+    bool B = advanceComm(R);
+    if (!A && !B)
+      return;
+  }
+}
+
+bool Sim::runCompute(int32_t R, double Floor, uint64_t FloorRef) {
+  RankState &St = Ranks[R];
+  llvm::ArrayRef<Action> Acts = St.Acts;
+  uint32_t I = St.CIdx;
+  uint32_t N = 1;
+  if (Acts[I].overlapsNext() && I + 1 < Acts.size() &&
+      ir::isCompute(Acts[I + 1].Kind))
+    N = 2;
+  double Begin = Floor;
+  uint64_t Bind = FloorRef;
+  auto Need = [&](uint64_t Ref, double Delay) {
+    if (Ref == NoRef)
+      return true;
+    double E = endOf(Ref);
+    if (!known(E))
+      return false;
+    if (E + Delay > Begin) {
+      Begin = E + Delay;
+      Bind = Ref;
+    }
+    return true;
+  };
+  for (uint32_t J = I; J < I + N; ++J) {
+    const Action &A = Acts[J];
+    if (!validKey(A))
+      continue;
+    size_t K = key(A.Microbatch, A.Stage);
+    if (!Dataflow) {
+      uint64_t Rv = A.Kind == ActionKind::F ? RecvF[K]
+                    : A.Kind == ActionKind::W ? NoRef
+                                              : RecvB[K];
+      if (Rv == NoRef || refRank(Rv) != R)
+        continue;
+      // The receive is complete once the comm cursor has finished its
+      // batch (under batched, the whole batch completes together).
+      if (refIdx(Rv) >= St.MIdx)
+        return false;
+      Need(Rv, 0);
+      continue;
+    }
+    // Dataflow: wait for the producer, plus a message if it ran elsewhere.
+    auto Producer = [&](bool IsF, int32_t Mb, int32_t Stage,
+                        ActionKind MsgKind) {
+      if (!validStage(Stage))
+        return true;
+      size_t PK = key(Mb, Stage);
+      if (!(IsF ? HasF[PK] : HasBI[PK]))
+        return true; // not in the schedule: nothing to wait for
+      uint64_t Ref = IsF ? ProdF[PK] : ProdBI[PK];
+      if (Ref == NoRef)
+        return false;
+      return Need(Ref, refRank(Ref) == R ? 0 : Cost.messageTime(MsgKind));
+    };
+    bool Ok = true;
+    switch (A.Kind) {
+    case ActionKind::F:
+      Ok = Producer(true, A.Microbatch, A.Stage - 1, ActionKind::SendF);
+      break;
+    case ActionKind::B:
+    case ActionKind::I:
+      Ok = A.Stage == NS - 1
+               ? Producer(true, A.Microbatch, A.Stage, ActionKind::SendF)
+               : Producer(false, A.Microbatch, A.Stage + 1, ActionKind::SendB);
+      break;
+    case ActionKind::W:
+      Ok = Producer(false, A.Microbatch, A.Stage, ActionKind::SendB);
+      break;
+    default:
+      break;
+    }
+    if (!Ok)
+      return false;
+  }
+  double Dur;
+  if (N == 2 && Cost.Overlap) {
+    Dur = *Cost.Overlap;
+  } else {
+    Dur = 0;
+    for (uint32_t J = I; J < I + N; ++J)
+      Dur += Cost.computeCost(Acts[J].Kind, Acts[J].Stage);
+  }
+  double End = Begin + Dur;
+  RankTimeline &T = Res.Times[R];
+  for (uint32_t J = I; J < I + N; ++J) {
+    T.Start[J] = Begin;
+    T.TransferStart[J] = Begin;
+    T.End[J] = End;
+    setPred(pack(R, J), J == I ? Bind : pack(R, I));
+    const Action &A = Acts[J];
+    if (Dataflow && validKey(A)) {
+      size_t K = key(A.Microbatch, A.Stage);
+      if (A.Kind == ActionKind::F) {
+        ProdF[K] = pack(R, J);
+        if (A.Stage + 1 < NS)
+          wake(rankOfStage(A.Stage + 1));
+      } else if (A.Kind == ActionKind::B || A.Kind == ActionKind::I) {
+        ProdBI[K] = pack(R, J);
+        if (A.Stage > 0)
+          wake(rankOfStage(A.Stage - 1));
+      }
+    }
+  }
+  Res.Ranks[R].ComputeBusy += Dur;
+  St.ComputeFree = End;
+  St.LastCompute = pack(R, I + N - 1);
+  St.CIdx = I + N;
+  return true;
+}
+
+bool Sim::advanceCompute(int32_t R) {
+  RankState &St = Ranks[R];
+  llvm::ArrayRef<Action> Acts = St.Acts;
+  RankTimeline &T = Res.Times[R];
+  bool Moved = false;
+  while (St.CIdx < Acts.size()) {
+    uint32_t I = St.CIdx;
+    const Action &A = Acts[I];
+    if (ir::isComm(A.Kind)) {
+      // Sends, and every op under batched, are issued once the computes
+      // before them finish: remember when that is for the comm cursor.
+      if (ir::isSend(A.Kind) || Model == ir::CommModel::Batched) {
+        if (I >= St.MIdx) {
+          T.Start[I] = St.ComputeFree;
+          setPred(pack(R, I), St.LastCompute);
+        }
+      }
+      if (ir::isRecv(A.Kind) && validKey(A)) {
+        size_t K = key(A.Microbatch, A.Stage);
+        (A.Kind == ActionKind::RecvF ? RecvF[K] : RecvB[K]) = pack(R, I);
+      }
+      ++St.CIdx;
+      Moved = true;
+      continue;
+    }
+    if (!ir::isCompute(A.Kind)) {
+      // Idle and control actions take no time on the compute track.
+      T.Start[I] = T.End[I] = T.TransferStart[I] = St.ComputeFree;
+      setPred(pack(R, I), St.LastCompute);
+      ++St.CIdx;
+      Moved = true;
+      continue;
+    }
+    if (!runCompute(R, St.ComputeFree, St.LastCompute))
+      return Moved;
+    Moved = true;
+  }
+  return Moved;
+}
+
+bool Sim::advanceComm(int32_t R) {
+  RankState &St = Ranks[R];
+  llvm::ArrayRef<Action> Acts = St.Acts;
+  RankTimeline &T = Res.Times[R];
+  bool Moved = false;
+  while (St.MIdx < Acts.size()) {
+    uint32_t I = St.MIdx;
+    if (St.BatchPosted) {
+      if (!finishBatch(R))
+        return Moved;
+      Moved = true;
+      continue;
+    }
+    const Action &A = Acts[I];
+    if (!ir::isComm(A.Kind)) {
+      ++St.MIdx;
+      continue;
+    }
+    double Ready = St.CommFree;
+    uint64_t ReadyRef = St.LastComm;
+    bool NeedsIssue = ir::isSend(A.Kind) || Model == ir::CommModel::Batched;
+    if (NeedsIssue) {
+      if (St.CIdx <= I)
+        return Moved; // the computes before it have not all run
+      if (T.Start[I] > Ready) {
+        Ready = T.Start[I];
+        ReadyRef = Opts.CriticalPath ? Preds[R][I] : NoRef;
+      }
+    }
+    St.BatchBegin = I;
+    St.BatchEnd = batchEnd(R, I);
+    postBatch(R, Ready, ReadyRef);
+    Moved = true;
+  }
+  return Moved;
+}
+
+bool Sim::advanceBlocking(int32_t R) {
+  RankState &St = Ranks[R];
+  llvm::ArrayRef<Action> Acts = St.Acts;
+  RankTimeline &T = Res.Times[R];
+  bool Moved = false;
+  while (St.CIdx < Acts.size()) {
+    uint32_t I = St.CIdx;
+    if (St.BatchPosted) {
+      if (!finishBatch(R))
+        return Moved;
+      // The batch occupied the rank.
+      St.ComputeFree = St.BatchDone;
+      St.LastCompute = St.BatchDoneRef;
+      St.CIdx = St.MIdx;
+      Moved = true;
+      continue;
+    }
+    const Action &A = Acts[I];
+    if (ir::isCompute(A.Kind)) {
+      if (!runCompute(R, St.ComputeFree, St.LastCompute))
+        return Moved;
+      Moved = true;
+      continue;
+    }
+    if (ir::isComm(A.Kind) && !Dataflow) {
+      if (ir::isRecv(A.Kind) && validKey(A)) {
+        size_t K = key(A.Microbatch, A.Stage);
+        (A.Kind == ActionKind::RecvF ? RecvF[K] : RecvB[K]) = pack(R, I);
+      }
+      St.MIdx = I;
+      St.BatchBegin = I;
+      St.BatchEnd = batchEnd(R, I);
+      postBatch(R, St.ComputeFree, St.LastCompute);
+      Moved = true;
+      continue;
+    }
+    // Idle, control, and comms ignored in dataflow mode: no time.
+    T.Start[I] = T.End[I] = T.TransferStart[I] = St.ComputeFree;
+    setPred(pack(R, I), St.LastCompute);
+    ++St.CIdx;
+    Moved = true;
+  }
+  return Moved;
+}
+
+void Sim::postBatch(int32_t R, double Ready, uint64_t ReadyRef) {
+  RankState &St = Ranks[R];
+  St.BatchPosted = true;
+  St.Remaining = St.BatchEnd - St.BatchBegin;
+  for (uint32_t J = St.BatchBegin; J < St.BatchEnd; ++J)
+    post(R, J, Ready, ReadyRef);
+}
+
+void Sim::post(int32_t R, uint32_t Idx, double Ready, uint64_t ReadyRef) {
+  RankState &St = Ranks[R];
+  const Action &A = St.Acts[Idx];
+  RankTimeline &T = Res.Times[R];
+  T.Start[Idx] = Ready;
+  setPred(pack(R, Idx), ReadyRef);
+  uint64_t Me = pack(R, Idx);
+  if (!validPeer(R, A)) {
+    // Nothing to talk to: a no-op (the verifier reports it).
+    T.TransferStart[Idx] = T.End[Idx] = Ready;
+    --St.Remaining;
+    return;
+  }
+  bool IsSend = ir::isSend(A.Kind);
+  uint32_t C;
+  if (IsSend) {
+    if (St.LastOutPeer != A.Peer) {
+      St.LastOutPeer = A.Peer;
+      St.LastOutChan = channel(R, A.Peer);
+    }
+    C = St.LastOutChan;
+  } else {
+    if (St.LastInPeer != A.Peer) {
+      St.LastInPeer = A.Peer;
+      St.LastInChan = channel(A.Peer, R);
+    }
+    C = St.LastInChan;
+  }
+  Channel &Ch = Channels[C];
+  Slot Mine;
+  Mine.Ready = Ready;
+  Mine.Ref = Me;
+  Mine.IsSend = IsSend;
+  if (IsSend) {
+    ++Ch.Messages;
+    Ch.Bytes += A.Kind == ir::ActionKind::SendF || Cost.GradientBytes < 0
+                    ? Cost.ActivationBytes
+                    : Cost.GradientBytes;
+    ++Res.Ranks[R].Sends;
+    if (Model == ir::CommModel::Eager) {
+      // Eager: the send goes now and never waits for its receive.
+      Mine.XStart = Ready;
+      Mine.End = Ready + Cost.messageTime(A.Kind);
+      T.TransferStart[Idx] = Mine.XStart;
+      opDone(Me, Mine.End);
+    }
+  } else {
+    ++Res.Ranks[R].Recvs;
+  }
+  // Is the other side already posted? Pending ops of a channel all come
+  // from the side that is ahead.
+  if (!Ch.empty() && Ch.Pending[Ch.Head].IsSend != IsSend) {
+    Slot Other = Ch.pop();
+    if (IsSend)
+      matched(Me, Other.Ref, Mine, Ready, Other.Ready, ReadyRef,
+              Opts.CriticalPath ? Preds[refRank(Other.Ref)][refIdx(Other.Ref)]
+                                : NoRef);
+    else
+      matched(Other.Ref, Me, Other, Other.Ready, Ready,
+              Opts.CriticalPath ? Preds[refRank(Other.Ref)][refIdx(Other.Ref)]
+                                : NoRef,
+              ReadyRef);
+    return;
+  }
+  Ch.push(Mine);
+}
+
+void Sim::matched(uint64_t SendRef, uint64_t RecvRef, const Slot &SendSlot,
+                  double SendReady, double RecvReady, uint64_t SendReadyRef,
+                  uint64_t RecvReadyRef) {
+  const Action &SA = S.Ranks[refRank(SendRef)].Actions[refIdx(SendRef)];
+  const Action &RA = S.Ranks[refRank(RecvRef)].Actions[refIdx(RecvRef)];
+  // SEND_F(m, s) matches RECV_F(m, s+1); SEND_B(m, s) matches RECV_B(m, s-1).
+  bool Ok = SA.Microbatch == RA.Microbatch &&
+            ((SA.Kind == ActionKind::SendF && RA.Kind == ActionKind::RecvF &&
+              RA.Stage == SA.Stage + 1) ||
+             (SA.Kind == ActionKind::SendB && RA.Kind == ActionKind::RecvB &&
+              RA.Stage == SA.Stage - 1));
+  if (!Ok) {
+    ++Mismatches;
+    if (Diags && Mismatches == 1)
+      Diags
+          ->report(DiagKind::FifoMismatch, locOf(RA),
+                   fmt::format("'{}' on rank {} is matched in FIFO order with "
+                               "'{}' from rank {}",
+                               describe(RA), refRank(RecvRef), describe(SA),
+                               refRank(SendRef)))
+          .note(locOf(SA), "the send is here");
+  }
+  double Msg = Cost.messageTime(SA.Kind);
+  if (Model == ir::CommModel::Eager) {
+    // The send is done; the receive ends when the data is there.
+    double SendStart = xstartOf(SendRef), SendEnd = endOf(SendRef);
+    if (!known(SendEnd)) { // the send was pending: take its slot's times
+      SendStart = SendSlot.XStart;
+      SendEnd = SendSlot.End;
+    }
+    double X = std::max(RecvReady, SendStart);
+    double E = std::max(RecvReady, SendEnd);
+    xstartOf(RecvRef) = std::min(X, E);
+    if (SendEnd > RecvReady)
+      setPred(RecvRef, SendRef);
+    opDone(RecvRef, E);
+    return;
+  }
+  double Begin = std::max(SendReady, RecvReady);
+  double E = Begin + Msg;
+  xstartOf(SendRef) = Begin;
+  xstartOf(RecvRef) = Begin;
+  // The side that was posted first waited for the other.
+  if (SendReady > RecvReady)
+    setPred(RecvRef, SendRef);
+  else if (RecvReady > SendReady)
+    setPred(SendRef, RecvRef);
+  opDone(SendRef, E);
+  opDone(RecvRef, E);
+}
+
+void Sim::opDone(uint64_t Ref, double End) {
+  int32_t R = refRank(Ref);
+  endOf(Ref) = End;
+  RankState &St = Ranks[R];
+  if (--St.Remaining == 0)
+    wake(R);
+}
+
+bool Sim::finishBatch(int32_t R) {
+  RankState &St = Ranks[R];
+  if (St.Remaining != 0)
+    return false;
+  RankTimeline &T = Res.Times[R];
+  double MaxEnd = -std::numeric_limits<double>::infinity();
+  double MaxX = MaxEnd;
+  uint32_t Arg = St.BatchBegin, ArgX = St.BatchBegin;
+  for (uint32_t J = St.BatchBegin; J < St.BatchEnd; ++J) {
+    if (T.End[J] > MaxEnd) {
+      MaxEnd = T.End[J];
+      Arg = J;
+    }
+    if (T.TransferStart[J] > MaxX) {
+      MaxX = T.TransferStart[J];
+      ArgX = J;
+    }
+  }
+  RankStats &RS = Res.Ranks[R];
+  for (uint32_t J = St.BatchBegin; J < St.BatchEnd; ++J) {
+    RS.CommBusy += T.End[J] - T.TransferStart[J];
+    RS.CommWait += T.TransferStart[J] - T.Start[J];
+    if (J != Arg) {
+      T.End[J] = MaxEnd; // the batch completes as a whole
+      setPred(pack(R, J), pack(R, Arg));
+    }
+  }
+  // Async: the comm track orders the *start* of transfers (the rendezvous
+  // point); messages already under way overlap the next one. Blocking: the
+  // rank is held until the batch has completed.
+  St.BatchDone = MaxEnd;
+  St.BatchDoneRef = pack(R, Arg);
+  St.CommFree = Blocking ? MaxEnd : MaxX;
+  St.LastComm = pack(R, Blocking ? Arg : ArgX);
+  St.MIdx = St.BatchEnd;
+  St.BatchPosted = false;
+  return true;
+}
+
+void Sim::figures() {
+  double Makespan = 0;
+  for (int32_t R = 0; R < P; ++R) {
+    const RankTimeline &T = Res.Times[R];
+    double End = 0;
+    for (size_t I = 0, N = T.End.size(); I < N; ++I)
+      if (T.End[I] > End) // NaN compares false
+        End = T.End[I];
+    Res.Ranks[R].End = End;
+    Makespan = std::max(Makespan, End);
+  }
+  Res.Makespan = Makespan;
+  double Ideal = 0, SumBusy = 0;
+  llvm::SmallVector<int64_t, 8> Peaks = peakMemory(S);
+  for (int32_t R = 0; R < P; ++R) {
+    RankStats &RS = Res.Ranks[R];
+    RS.Idle = Makespan - RS.ComputeBusy;
+    Ideal = std::max(Ideal, RS.ComputeBusy);
+    SumBusy += RS.ComputeBusy;
+    for (const Action &A : S.Ranks[R].Actions)
+      RS.Computes += ir::isCompute(A.Kind);
+    RS.PeakMemory = R < int32_t(Peaks.size()) ? Peaks[R] : 0;
+    Res.PeakMemory = std::max(Res.PeakMemory, RS.PeakMemory);
+  }
+  // Where each rank first reaches its peak (program order).
+  {
+    size_t Keys = NS > 0 && NM > 0 ? size_t(NS) * size_t(NM) : 0;
+    llvm::BitVector Live(Keys), HasW(Keys);
+    for (const ir::RankProgram &RP : S.Ranks)
+      for (const Action &A : RP.Actions)
+        if (A.Kind == ActionKind::W && validKey(A))
+          HasW.set(key(A.Microbatch, A.Stage));
+    for (int32_t R = 0; R < P; ++R) {
+      int64_t Cur = 0;
+      RankStats &RS = Res.Ranks[R];
+      const auto &Acts = S.Ranks[R].Actions;
+      for (size_t I = 0; I < Acts.size() && RS.PeakMemory > 0; ++I) {
+        const Action &A = Acts[I];
+        if (!validKey(A))
+          continue;
+        size_t K = key(A.Microbatch, A.Stage);
+        if (A.Kind == ActionKind::F && !Live[K]) {
+          Live.set(K);
+          if (++Cur == RS.PeakMemory) {
+            RS.PeakMemoryAt = int64_t(I);
+            break;
+          }
+        } else if ((A.Kind == ActionKind::B || A.Kind == ActionKind::W ||
+                    (A.Kind == ActionKind::I && !HasW[K])) &&
+                   Live[K]) {
+          Live.reset(K);
+          --Cur;
+        }
+      }
+    }
+  }
+  Res.Ideal = Ideal;
+  if (Makespan > 0) {
+    Res.BubbleOverMakespan = (Makespan - Ideal) / Makespan;
+    Res.MeanIdleFraction = P > 0 ? 1.0 - SumBusy / (double(P) * Makespan) : 0;
+  }
+  if (Ideal > 0)
+    Res.BubbleOverIdeal = (Makespan - Ideal) / Ideal;
+  // Channels sorted by (src, dst).
+  Res.Channels.reserve(Channels.size());
+  for (const Channel &C : Channels) {
+    if (C.Messages == 0)
+      continue;
+    Res.Channels.push_back({C.Src, C.Dst, C.Messages, C.Bytes});
+    Res.Messages += C.Messages;
+    Res.Bytes += C.Bytes;
+  }
+  llvm::sort(Res.Channels, [](const ChannelStats &A, const ChannelStats &B) {
+    return std::make_pair(A.Src, A.Dst) < std::make_pair(B.Src, B.Dst);
+  });
+}
+
+void Sim::criticalPath() {
+  uint64_t Last = NoRef;
+  double Best = -1;
+  for (int32_t R = 0; R < P; ++R) {
+    const RankTimeline &T = Res.Times[R];
+    for (size_t I = 0; I < T.End.size(); ++I)
+      if (T.End[I] > Best) {
+        Best = T.End[I];
+        Last = pack(R, uint32_t(I));
+      }
+  }
+  // Walk the binding predecessors back; bounded by the number of actions
+  // (each step goes to an action that ended no later and was set earlier).
+  size_t Bound = S.numActions() + 1;
+  for (uint64_t Cur = Last; Cur != NoRef && Bound--;) {
+    Res.CriticalPath.push_back({refRank(Cur), refIdx(Cur)});
+    Cur = Preds[refRank(Cur)][refIdx(Cur)];
+  }
+  std::reverse(Res.CriticalPath.begin(), Res.CriticalPath.end());
+}
+
+std::string Sim::describe(const Action &A) const {
+  std::string Base = fmt::format("{}{}@{}", ir::actionKindName(A.Kind),
+                                 A.Microbatch, A.Stage);
+  switch (A.Kind) {
+  case ActionKind::SendF:
+    return fmt::format("send F{}@{} -> {}", A.Microbatch, A.Stage, A.Peer);
+  case ActionKind::SendB:
+    return fmt::format("send B{}@{} -> {}", A.Microbatch, A.Stage, A.Peer);
+  case ActionKind::RecvF:
+    return fmt::format("recv F{}@{} <- {}", A.Microbatch, A.Stage, A.Peer);
+  case ActionKind::RecvB:
+    return fmt::format("recv B{}@{} <- {}", A.Microbatch, A.Stage, A.Peer);
+  case ActionKind::Unshard:
+  case ActionKind::Reshard:
+  case ActionKind::ReduceGrad:
+    return fmt::format("{} {}", ir::actionKindName(A.Kind), A.Stage);
+  case ActionKind::Idle:
+    return "idle";
+  default:
+    return Base;
+  }
+}
+
+void Sim::reportDeadlock() {
+  if (!Diags)
+    return;
+  // One error at the first stuck rank, a note for every other one.
+  Diagnostic *D = nullptr;
+  for (int32_t R = 0; R < P; ++R) {
+    uint32_t At = Res.StuckAt[R];
+    if (At >= S.Ranks[R].Actions.size())
+      continue;
+    const RankState &St = Ranks[R];
+    // Say what the rank waits on: its pending comm, or a compute's input.
+    uint32_t Wait = At;
+    if (!Blocking && !Dataflow && St.MIdx < St.Acts.size() &&
+        St.BatchPosted)
+      Wait = St.BatchBegin;
+    const Action &A = S.Ranks[R].Actions[Wait];
+    std::string What;
+    if (ir::isRecv(A.Kind))
+      What = fmt::format("rank {} waits in '{}' for a send that never comes",
+                         R, describe(A));
+    else if (ir::isSend(A.Kind))
+      What = fmt::format("rank {} waits in '{}' for a receive that is never "
+                         "posted",
+                         R, describe(A));
+    else
+      What = fmt::format("rank {} cannot start '{}': its input never arrives",
+                         R, describe(A));
+    if (!D) {
+      D = &Diags->report(DiagKind::Deadlock, locOf(A),
+                         fmt::format("simulation deadlocks: no rank can "
+                                     "progress; {}",
+                                     What));
+      continue;
+    }
+    D->note(locOf(A), What);
+  }
+}
+
+} // namespace
+
+SimResult simulate(const ir::Schedule &S, const SimOptions &Opts,
+                   DiagnosticEngine *Diags) {
+  Sim Engine(S, Opts, Diags);
+  return Engine.run();
+}
+
+llvm::SmallVector<int64_t, 8> peakMemory(const ir::Schedule &S) {
+  int32_t NS = S.Topo.Stages, NM = S.Topo.Microbatches;
+  size_t Keys = NS > 0 && NM > 0 ? size_t(NS) * size_t(NM) : 0;
+  auto Valid = [&](const Action &A) {
+    return A.Stage >= 0 && A.Stage < NS && A.Microbatch >= 0 &&
+           A.Microbatch < NM;
+  };
+  auto Key = [&](const Action &A) {
+    return size_t(A.Microbatch) * size_t(NS) + size_t(A.Stage);
+  };
+  llvm::BitVector Live(Keys), HasW(Keys);
+  for (const ir::RankProgram &RP : S.Ranks)
+    for (const Action &A : RP.Actions)
+      if (A.Kind == ActionKind::W && Valid(A))
+        HasW.set(Key(A));
+  llvm::SmallVector<int64_t, 8> Peaks;
+  for (const ir::RankProgram &RP : S.Ranks) {
+    int64_t Cur = 0, Peak = 0;
+    for (const Action &A : RP.Actions) {
+      if (!ir::isCompute(A.Kind) || !Valid(A))
+        continue;
+      size_t K = Key(A);
+      if (A.Kind == ActionKind::F) {
+        if (!Live[K]) {
+          Live.set(K);
+          Peak = std::max(Peak, ++Cur);
+        }
+        continue;
+      }
+      bool Releases = A.Kind == ActionKind::B || A.Kind == ActionKind::W ||
+                      (A.Kind == ActionKind::I && !HasW[K]);
+      if (Releases && Live[K]) {
+        Live.reset(K);
+        --Cur;
+      }
+    }
+    Peaks.push_back(Peak);
+  }
+  return Peaks;
+}
+
+} // namespace pps::sim
