@@ -1,0 +1,78 @@
+//===- LintTest.cpp - every stdlib schedule lints clean over its range ----===//
+//
+// Each standard schedule is compiled (front end, Overrides for ranks and
+// microbatches) and run through the lint pass pipeline (comm insertion,
+// dependency verification, FIFO matching, deadlock proof, memory) for
+// P in 2..16 (even only where required) and M in P..4P, plus the regimes
+// below P each schedule supports. An independent completeness check and a
+// dataflow simulation (no deadlock) run on every instance as well.
+// Bad sizes must give the schedule's own assert message, not a crash.
+//
+//===----------------------------------------------------------------------===//
+#include "StdlibHarness.h"
+
+#include <gtest/gtest.h>
+
+using namespace stdlibtest;
+
+namespace {
+
+/// Lints Sp for P in [PLo, PHi], M in [MLo(P), MHi(P)]. Stops at the first
+/// failure so one bug does not print thousands of lines.
+template <typename MLoFn, typename MHiFn>
+void lintRange(const Spec &Sp, int PLo, int PHi, MLoFn MLo, MHiFn MHi,
+               int PStep = 1) {
+  for (int P = PLo; P <= PHi; P += PStep)
+    for (int M = MLo(P); M <= MHi(P); ++M) {
+      Figures G = run(Sp, P, M);
+      ASSERT_TRUE(G.Ok) << Sp.Name << "(" << Sp.Args << ") P=" << P
+                        << " M=" << M << ":\n"
+                        << G.Errors;
+    }
+}
+
+auto AtP = [](int P) { return P; };
+auto At1 = [](int) { return 1; };
+auto Below = [](int P) { return P - 1; };
+auto Up4P = [](int P) { return 4 * P; };
+
+TEST(StdlibLint, GPipe) { lintRange(gpipe(), 2, 16, At1, Up4P); }
+TEST(StdlibLint, OneFOneB) { lintRange(oneF1B(), 2, 16, At1, Up4P); }
+TEST(StdlibLint, Interleaved) {
+  lintRange(interleaved(2), 2, 16, At1, Up4P);
+  lintRange(interleaved(3), 2, 8, At1, Up4P);
+  lintRange(interleaved(2, "g: 6"), 4, 6, At1, Up4P);
+}
+TEST(StdlibLint, InterleavedOverlap) {
+  lintRange(interleavedOverlap(2), 2, 16, At1, Up4P);
+}
+TEST(StdlibLint, LoopedBfs) { lintRange(loopedBfs(2), 2, 16, At1, Up4P); }
+TEST(StdlibLint, ZbH1) { lintRange(zbH1(), 2, 16, At1, Up4P); }
+TEST(StdlibLint, ZbH2) { lintRange(zbH2(), 2, 16, At1, Up4P); }
+TEST(StdlibLint, ZbV) { lintRange(zbV(), 2, 16, At1, Up4P); }
+TEST(StdlibLint, VHalf) { lintRange(vHalf(), 2, 16, At1, Up4P); }
+TEST(StdlibLint, VMin) { lintRange(vMin(), 2, 16, At1, Up4P); }
+TEST(StdlibLint, DualPipeV) {
+  lintRange(dualpipeV(), 2, 16, [](int P) { return 2 * P; }, Up4P);
+}
+
+/// A bad size is the schedule's own assert, reported as a located error.
+void expectAssert(const Spec &Sp, int P, int M, const std::string &Needle) {
+  Figures G = run(Sp, P, M, {}, false);
+  ASSERT_FALSE(G.Ok) << Sp.Name;
+  EXPECT_NE(G.Errors.find(Needle), std::string::npos) << G.Errors;
+  EXPECT_NE(G.Errors.find("assertion-failed"), std::string::npos) << G.Errors;
+}
+
+TEST(StdlibLint, BadSizesSayWhy) {
+  expectAssert({"gpipe", "2 * P", "loop", ""}, 4, 8, "one stage per rank");
+  expectAssert({"zb_h1", "2 * P", "loop", ""}, 4, 8, "one stage per rank");
+  expectAssert({"zb_v", "2 * P", "loop", ""}, 4, 8, "V placement");
+  expectAssert({"zb_v", "P", "loop", ""}, 4, 8, "two stages per rank");
+  expectAssert({"interleaved_1f1b", "2 * P", "v", ""}, 4, 8, "loop placement");
+  expectAssert(interleaved(2, "g: 2"), 4, 8, "group size");
+  expectAssert(dualpipeV(), 4, 7, "at least 2 * ranks microbatches");
+  expectAssert({"zb_h2", "P", "loop", "mem: 0"}, 4, 8, "mem >= 1");
+}
+
+} // namespace

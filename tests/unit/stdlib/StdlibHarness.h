@@ -1,0 +1,187 @@
+//===- StdlibHarness.h - compile, lint and measure stdlib schedules -------===//
+//
+// Shared by the stdlib unit tests: builds a one-pipeline .pps buffer that
+// selects a standard schedule, compiles it through the front end with
+// Overrides for ranks and microbatches, runs the lint pass pipeline, checks
+// completeness independently of the passes, and simulates the compute order
+// (dataflow mode, no comm cost) for makespan, per-rank span bubble and peak
+// memory.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "pps/driver/Command.h"
+#include "pps/driver/Pipeline.h"
+#include "pps/frontend/Frontend.h"
+#include "pps/ir/Schedule.h"
+#include "pps/sim/Simulator.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace stdlibtest {
+
+/// Costs written into the pipeline's cost block (per stage/chunk).
+struct Costs {
+  double F = 1, I = 1, W = 1;
+  /// overlap(a, b) time; <0 = unset (sum of the two).
+  double Overlap = -1;
+};
+
+/// One instance: which schedule, its placement and arguments.
+struct Spec {
+  std::string Name;
+  /// "1" (stages = ranks), "2 * P" ... written after `stages`.
+  std::string Stages = "P";
+  std::string Placement = "loop";
+  std::string Args;
+};
+
+struct Figures {
+  bool Ok = false;
+  std::string Errors;
+  double Makespan = 0;
+  /// max over ranks of (last compute end - first compute start - busy).
+  double SpanBubble = 0;
+  /// Makespan - largest per-rank compute time.
+  double Bubble = 0;
+  int64_t PeakMemory = 0;
+  std::vector<int64_t> Peaks;
+  size_t Actions = 0;
+};
+
+inline std::string pipelineText(const Spec &Sp, const Costs &C) {
+  std::string Cost = fmt::format("F = {}; I = {}; W = {}; B = {};", C.F, C.I,
+                                 C.W, C.I + C.W);
+  if (C.Overlap >= 0)
+    Cost += fmt::format(" overlap = {};", C.Overlap);
+  return fmt::format("pipeline t {{\n  ranks 4;\n  stages {} placement {};\n"
+                     "  microbatches 8;\n  cost {{ {} }}\n  schedule {}({});\n}}\n",
+                     Sp.Stages, Sp.Placement, Cost, Sp.Name, Sp.Args);
+}
+
+/// Every (m, s) has exactly one F and either one B or one I and one W.
+inline std::string checkComplete(const pps::ir::Schedule &S) {
+  const auto &T = S.Topo;
+  size_t N = size_t(T.Stages) * size_t(T.Microbatches);
+  std::vector<uint8_t> Cnt(N * 4, 0);
+  for (size_t R = 0; R < S.Ranks.size(); ++R)
+    for (const pps::ir::Action &A : S.Ranks[R].Actions) {
+      if (!pps::ir::isCompute(A.Kind))
+        continue;
+      if (A.Stage < 0 || A.Stage >= T.Stages || A.Microbatch < 0 ||
+          A.Microbatch >= T.Microbatches)
+        return "action out of range";
+      if (T.rankOf(A.Stage) != int32_t(R))
+        return fmt::format("stage {} on wrong rank {}", A.Stage, R);
+      size_t Idx = (size_t(A.Stage) * T.Microbatches + A.Microbatch) * 4 +
+                   unsigned(A.Kind);
+      if (++Cnt[Idx] > 1)
+        return fmt::format("duplicate {}{}@{}",
+                           pps::ir::actionKindName(A.Kind).str(), A.Microbatch,
+                           A.Stage);
+    }
+  for (size_t I = 0; I < N; ++I) {
+    uint8_t F = Cnt[I * 4 + 0], In = Cnt[I * 4 + 1], W = Cnt[I * 4 + 2],
+            B = Cnt[I * 4 + 3];
+    bool Split = In == 1 && W == 1 && B == 0;
+    bool Full = In == 0 && W == 0 && B == 1;
+    if (F != 1 || !(Split || Full))
+      return fmt::format("incomplete (microbatch {}, stage {})",
+                         I % T.Microbatches, I / T.Microbatches);
+  }
+  return "";
+}
+
+/// Compiles, lints (when Lint) and simulates one instance.
+inline Figures run(const Spec &Sp, int64_t P, int64_t M, const Costs &C = {},
+                   bool Lint = true) {
+  Figures Out;
+  pps::driver::Session Sess;
+  pps::frontend::FrontendOptions FO;
+  FO.ImportPaths.push_back(std::string(PPS_SOURCE_DIR) + "/stdlib");
+  FO.Overrides["ranks"] = P;
+  FO.Overrides["microbatches"] = M;
+  std::string Text = pipelineText(Sp, C);
+  auto S = pps::frontend::compileBuffer(Sp.Name + ".test.pps", Text, Sess.SM,
+                                        Sess.Diags, FO);
+  auto Flush = [&] {
+    std::string Msg;
+    llvm::raw_string_ostream OS(Msg);
+    Sess.Diags.print(OS);
+    OS.flush();
+    return Msg;
+  };
+  if (!S || Sess.Diags.hasErrors()) {
+    Out.Errors = Flush();
+    return Out;
+  }
+  std::string Why = checkComplete(*S);
+  if (!Why.empty()) {
+    Out.Errors = Why;
+    return Out;
+  }
+  Out.Actions = S->numActions();
+  pps::sim::SimOptions SO;
+  SO.Dataflow = pps::sim::DataflowMode::Dataflow;
+  SO.CriticalPath = false;
+  pps::sim::SimResult R = pps::sim::simulate(*S, SO);
+  if (R.Deadlocked) {
+    Out.Errors = "simulation deadlocked";
+    return Out;
+  }
+  Out.Makespan = R.Makespan;
+  Out.Bubble = R.Makespan - R.Ideal;
+  Out.PeakMemory = R.PeakMemory;
+  for (size_t Rk = 0; Rk < S->Ranks.size(); ++Rk) {
+    Out.Peaks.push_back(R.Ranks[Rk].PeakMemory);
+    double First = INFINITY, Last = 0;
+    const auto &Acts = S->Ranks[Rk].Actions;
+    for (size_t I = 0; I < Acts.size(); ++I) {
+      if (!pps::ir::isCompute(Acts[I].Kind))
+        continue;
+      First = std::min(First, R.Times[Rk].Start[I]);
+      Last = std::max(Last, R.Times[Rk].End[I]);
+    }
+    if (First <= Last)
+      Out.SpanBubble =
+          std::max(Out.SpanBubble, Last - First - R.Ranks[Rk].ComputeBusy);
+  }
+  if (Lint) {
+    pps::passes::AnalysisResults AR;
+    if (!pps::driver::runPipeline(Sess, *S, pps::driver::PipelineGoal::Check,
+                                  AR) ||
+        Sess.Diags.hasErrors()) {
+      Out.Errors = Flush();
+      return Out;
+    }
+  }
+  Out.Ok = true;
+  return Out;
+}
+
+/// The standard instances (placement each schedule is written for).
+inline Spec gpipe() { return {"gpipe", "P", "loop", ""}; }
+inline Spec oneF1B() { return {"one_f_one_b", "P", "loop", ""}; }
+inline Spec interleaved(int V = 2, std::string Args = "") {
+  return {"interleaved_1f1b", fmt::format("{} * P", V), "loop", Args};
+}
+inline Spec interleavedOverlap(int V = 2) {
+  return {"interleaved_1f1b_overlap", fmt::format("{} * P", V), "loop", ""};
+}
+inline Spec loopedBfs(int V = 2) {
+  return {"looped_bfs", fmt::format("{} * P", V), "loop", ""};
+}
+inline Spec zbH1() { return {"zb_h1", "P", "loop", ""}; }
+inline Spec zbH2() { return {"zb_h2", "P", "loop", ""}; }
+inline Spec zbV() { return {"zb_v", "2 * P", "v", ""}; }
+inline Spec vHalf() { return {"v_half", "2 * P", "v", ""}; }
+inline Spec vMin() { return {"v_min", "2 * P", "v", ""}; }
+inline Spec dualpipeV() { return {"dualpipe_v", "2 * P", "v", ""}; }
+
+} // namespace stdlibtest
