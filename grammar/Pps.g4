@@ -62,7 +62,9 @@ commEntry
   | ident ident? SEMI                                # commFlag
   ;
 quantity : MINUS? number unit? ;
-unit : ident (SLASH ident)? ;
+// `B` lexes as COMPUTE_KIND, so units accept it ("64 B", "B/ms").
+unit : unitName (SLASH unitName)? ;
+unitName : ident | COMPUTE_KIND ;
 number : INT | FLOAT ;
 
 // ---------------------------------------------------------------------------
@@ -231,6 +233,6 @@ PERCENT : '%' ;
 LINE_COMMENT : '//' ~[\r\n]* -> skip ;
 BLOCK_COMMENT : '/*' .*? '*/' -> skip ;
 WS : [ \t\r\n\f]+ -> skip ;
-// Anything else becomes a token the parser rejects with a located error,
-// so the lexer itself never fails.
-ERROR_CHAR : . ;
+// Anything else becomes a hidden token that the front end reports as an
+// invalid character (the parser never sees it), so the lexer never fails.
+ERROR_CHAR : . -> channel(HIDDEN) ;

@@ -47,7 +47,9 @@ cl::opt<unsigned> ErrorLimit("error-limit",
                              cl::init(50), cl::sub(all()), cl::cat(Category));
 cl::opt<bool> WarningsAsErrors("Werror", cl::desc("Treat warnings as errors"),
                                cl::sub(all()), cl::cat(Category));
-cl::opt<std::string> Color("color", cl::desc("Colour output: auto, always, never"),
+// LLVM itself registers --color, so ours has a longer name.
+cl::opt<std::string> Color("diagnostics-color",
+                           cl::desc("Colour diagnostics: auto, always, never"),
                            cl::value_desc("when"), cl::init("auto"),
                            cl::sub(all()), cl::cat(Category));
 

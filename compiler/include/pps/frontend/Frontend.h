@@ -25,6 +25,9 @@ namespace pps::frontend {
 struct FrontendOptions {
   /// Directories searched for `import a.b;` (a/b.pps); the stdlib is last.
   std::vector<std::string> ImportPaths;
+  /// Where `import std.x;` and implicit schedule lookups look; empty means
+  /// defaultStdlibDir().
+  std::string StdlibDir;
   /// Which pipeline to compile when the file declares several.
   std::string PipelineName;
   /// Overrides of pipeline fields from the command line, applied before the

@@ -1,0 +1,100 @@
+//===- JsonEmitter.cpp - the IR as JSON for other tools -------------------===//
+//
+// Streams the schedule (no DOM: a million actions stay cheap): topology,
+// cost model, options, synthesis request and every rank's actions with
+// kind, microbatch, stage, peer, idle time and overlap flag.
+//
+//===----------------------------------------------------------------------===//
+#include "pps/backends/JsonEmitter.h"
+
+#include "llvm/Support/JSON.h"
+
+namespace pps::backends {
+
+static void stageCost(llvm::json::OStream &J, const ir::StageCost &C) {
+  J.object([&] {
+    J.attribute("F", C.F);
+    J.attribute("I", C.I);
+    J.attribute("W", C.W);
+    J.attribute("B", C.B);
+  });
+}
+
+void emitJson(const ir::Schedule &S, llvm::raw_ostream &OS) {
+  llvm::json::OStream J(OS, 1);
+  J.object([&] {
+    J.attribute("name", S.Name);
+    J.attributeObject("topology", [&] {
+      J.attribute("ranks", S.Topo.Ranks);
+      J.attribute("stages", S.Topo.Stages);
+      J.attribute("microbatches", S.Topo.Microbatches);
+      J.attribute("placement", ir::placementName(S.Topo.Place));
+      J.attributeArray("stage_to_rank", [&] {
+        for (int32_t R : S.Topo.StageToRank)
+          J.value(R);
+      });
+    });
+    J.attributeObject("cost", [&] {
+      J.attributeBegin("default");
+      stageCost(J, S.Cost.Default);
+      J.attributeEnd();
+      J.attributeArray("per_stage", [&] {
+        for (const ir::StageCost &C : S.Cost.PerStage)
+          stageCost(J, C);
+      });
+      if (S.Cost.Overlap)
+        J.attribute("overlap", *S.Cost.Overlap);
+      else
+        J.attribute("overlap", nullptr);
+      J.attribute("latency", S.Cost.Latency);
+      J.attribute("bandwidth_bytes_per_ms", S.Cost.BandwidthBytesPerMs);
+      J.attribute("activation_bytes", S.Cost.ActivationBytes);
+      J.attribute("gradient_bytes", S.Cost.GradientBytes);
+      J.attribute("async_comm", S.Cost.AsyncComm);
+    });
+    J.attribute("comm_model", ir::commModelName(S.Comm));
+    if (S.MemoryLimit)
+      J.attribute("memory_limit", *S.MemoryLimit);
+    else
+      J.attribute("memory_limit", nullptr);
+    J.attributeObject("fsdp", [&] {
+      J.attribute("enabled", S.Fsdp.Enabled);
+      J.attribute("prefetch", S.Fsdp.Prefetch);
+    });
+    if (S.Synth) {
+      J.attributeObject("synth", [&] {
+        J.attribute("memory", S.Synth->MemoryLimit);
+        for (auto &[Name, Value] : S.Synth->Args)
+          J.attribute(Name, Value);
+      });
+    }
+    J.attributeArray("ranks", [&] {
+      for (size_t R = 0; R < S.Ranks.size(); ++R) {
+        J.object([&] {
+          J.attribute("rank", int64_t(R));
+          J.attributeArray("actions", [&] {
+            for (const ir::Action &A : S.Ranks[R].Actions) {
+              J.object([&] {
+                J.attribute("kind", ir::actionKindName(A.Kind));
+                if (A.Kind == ir::ActionKind::Idle) {
+                  J.attribute("time", double(A.idleTime()));
+                  return;
+                }
+                if (A.Microbatch >= 0)
+                  J.attribute("microbatch", A.Microbatch);
+                J.attribute("stage", A.Stage);
+                if (ir::isComm(A.Kind))
+                  J.attribute("peer", A.Peer);
+                if (A.overlapsNext())
+                  J.attribute("overlap_next", true);
+              });
+            }
+          });
+        });
+      }
+    });
+  });
+  OS << "\n";
+}
+
+} // namespace pps::backends

@@ -1,0 +1,231 @@
+//===- PpsPrinter.cpp - the lowered .pps text form (the textual IR) -------===//
+//
+// Prints a Schedule so that parsing the text gives an equivalent Schedule:
+// every number in its shortest round-trip form, comm settings in the base
+// units the front end stores (time units, bytes, bytes per ms), the stage
+// map as loop/v when it matches and explicitly otherwise, and every action
+// with its stage unless it is the rank's only stage.
+//
+//===----------------------------------------------------------------------===//
+#include "pps/backends/PpsPrinter.h"
+
+#include "llvm/ADT/StringSet.h"
+
+#include <fmt/format.h>
+
+namespace pps::backends {
+
+namespace {
+
+/// Shortest text that parses back to the same double.
+std::string num(double V) { return fmt::format("{}", V); }
+
+/// A name the grammar accepts as an identifier.
+std::string identName(llvm::StringRef Name) {
+  static const llvm::StringSet<> Keywords = {
+      "import", "schedule", "fn",      "pipeline", "let",     "for",
+      "while",  "break",    "continue", "in",      "if",      "else",
+      "rank",   "return",   "assert",  "true",     "false",   "overlap",
+      "send",   "recv",     "unshard", "reshard",  "reduce_grad", "idle"};
+  std::string Out;
+  for (char C : Name)
+    Out += (isalnum((unsigned char)C) || C == '_') ? C : '_';
+  if (Out.empty() || isdigit((unsigned char)Out[0]))
+    Out = "p_" + Out;
+  bool ActionLike = Out.size() >= 1 && llvm::StringRef("FIWB").contains(Out[0]) &&
+                    llvm::all_of(llvm::StringRef(Out).drop_front(),
+                                 [](char C) { return isdigit((unsigned char)C); });
+  if (Keywords.count(Out) || ActionLike)
+    Out = "p_" + Out;
+  return Out;
+}
+
+class Printer {
+public:
+  Printer(const ir::Schedule &S, llvm::raw_ostream &OS) : S(S), OS(OS) {
+    OnlyStage.assign(S.Topo.Ranks, -1);
+    llvm::SmallVector<int, 16> Count(S.Topo.Ranks, 0);
+    for (int32_t St = 0; St < int32_t(S.Topo.StageToRank.size()); ++St) {
+      int32_t R = S.Topo.StageToRank[St];
+      if (R >= 0 && R < S.Topo.Ranks && Count[R]++ == 0)
+        OnlyStage[R] = St;
+    }
+    for (int32_t R = 0; R < S.Topo.Ranks; ++R)
+      if (Count[R] != 1)
+        OnlyStage[R] = -1;
+  }
+
+  void print();
+
+private:
+  void printHeader();
+  void printCost();
+  void printComm();
+  void printRank(int32_t R);
+  std::string computeText(const ir::Action &A, int32_t Rank) const;
+  std::string actionText(const ir::Action &A, int32_t Rank) const;
+  std::string stageSuffix(int32_t Stage, int32_t Rank) const {
+    if (Rank >= 0 && Rank < int32_t(OnlyStage.size()) && OnlyStage[Rank] == Stage)
+      return "";
+    return fmt::format("@{}", Stage);
+  }
+
+  const ir::Schedule &S;
+  llvm::raw_ostream &OS;
+  llvm::SmallVector<int32_t, 16> OnlyStage;
+  friend void pps::backends::printAction(const ir::Action &, llvm::raw_ostream &);
+};
+
+void Printer::print() {
+  OS << "pipeline " << identName(S.Name) << " {\n";
+  printHeader();
+  printCost();
+  printComm();
+  if (S.MemoryLimit)
+    OS << fmt::format("  memory limit {};\n", *S.MemoryLimit);
+  if (S.Fsdp.Enabled)
+    OS << fmt::format("  fsdp prefetch {};\n", S.Fsdp.Prefetch);
+  bool Empty = S.numActions() == 0;
+  if (S.Synth && Empty) {
+    OS << fmt::format("  schedule synth(memory: {}", S.Synth->MemoryLimit);
+    for (auto &[Name, Value] : S.Synth->Args)
+      OS << fmt::format(", {}: {}", Name, Value);
+    OS << ");\n";
+  } else {
+    for (int32_t R = 0; R < int32_t(S.Ranks.size()); ++R)
+      printRank(R);
+  }
+  OS << "}\n";
+}
+
+void Printer::printHeader() {
+  const ir::Topology &T = S.Topo;
+  OS << fmt::format("  ranks {};\n", T.Ranks);
+  ir::Topology Probe;
+  Probe.Ranks = T.Ranks;
+  Probe.Stages = T.Stages;
+  std::string Place;
+  if (Probe.place(ir::Placement::Loop) && Probe.StageToRank == T.StageToRank) {
+    Place = "loop";
+  } else if (Probe.place(ir::Placement::V) &&
+             Probe.StageToRank == T.StageToRank) {
+    Place = "v";
+  } else {
+    Place = "{";
+    for (size_t St = 0; St < T.StageToRank.size(); ++St)
+      Place += fmt::format("{} {} -> {}", St ? "," : "", St, T.StageToRank[St]);
+    Place += " }";
+  }
+  OS << fmt::format("  stages {} placement {};\n", T.Stages, Place);
+  OS << fmt::format("  microbatches {};\n", T.Microbatches);
+}
+
+void Printer::printCost() {
+  const ir::CostModel &C = S.Cost;
+  OS << fmt::format("  cost {{ F = {}; I = {}; W = {}; B = {};", num(C.Default.F),
+                    num(C.Default.I), num(C.Default.W), num(C.Default.B));
+  if (C.Overlap)
+    OS << fmt::format(" overlap = {};", num(*C.Overlap));
+  bool AnyStage = false;
+  for (size_t St = 0; St < C.PerStage.size(); ++St) {
+    const ir::StageCost &P = C.PerStage[St];
+    const char *Keys = "FIWB";
+    double Vals[4] = {P.F, P.I, P.W, P.B};
+    double Defs[4] = {C.Default.F, C.Default.I, C.Default.W, C.Default.B};
+    for (int K = 0; K < 4; ++K) {
+      // One entry is needed even if every stage equals the default, so the
+      // parsed schedule has per-stage costs too.
+      bool Force = !AnyStage && St + 1 == C.PerStage.size() && K == 0;
+      if (Vals[K] == Defs[K] && !Force)
+        continue;
+      AnyStage = true;
+      OS << fmt::format("\n    {}[stage {}] = {};", Keys[K], St, num(Vals[K]));
+    }
+  }
+  OS << (AnyStage ? "\n  }\n" : " }\n");
+}
+
+void Printer::printComm() {
+  const ir::CostModel &C = S.Cost;
+  ir::CostModel D;
+  std::string Body;
+  if (S.Comm != ir::CommModel::Rendezvous)
+    Body += fmt::format(" model {};", ir::commModelName(S.Comm).str());
+  if (C.Latency != D.Latency)
+    Body += fmt::format(" latency {};", num(C.Latency));
+  if (C.BandwidthBytesPerMs != D.BandwidthBytesPerMs)
+    Body += fmt::format(" bandwidth {} B/ms;", num(C.BandwidthBytesPerMs));
+  if (C.ActivationBytes != D.ActivationBytes)
+    Body += fmt::format(" activation {} B;", num(C.ActivationBytes));
+  if (C.GradientBytes >= 0)
+    Body += fmt::format(" gradient {} B;", num(C.GradientBytes));
+  if (!C.AsyncComm)
+    Body += " blocking;";
+  if (!Body.empty())
+    OS << "  comm {" << Body << " }\n";
+}
+
+std::string Printer::computeText(const ir::Action &A, int32_t Rank) const {
+  return fmt::format("{}{}{}", ir::actionKindName(A.Kind).str(), A.Microbatch,
+                     stageSuffix(A.Stage, Rank));
+}
+
+std::string Printer::actionText(const ir::Action &A, int32_t Rank) const {
+  using K = ir::ActionKind;
+  switch (A.Kind) {
+  case K::F: case K::I: case K::W: case K::B:
+    return computeText(A, Rank);
+  case K::SendF: case K::SendB:
+    return fmt::format("send {}{}{} -> {}", A.Kind == K::SendF ? "F" : "B",
+                       A.Microbatch, stageSuffix(A.Stage, Rank), A.Peer);
+  case K::RecvF: case K::RecvB:
+    return fmt::format("recv {}{}{} <- {}", A.Kind == K::RecvF ? "F" : "B",
+                       A.Microbatch, stageSuffix(A.Stage, Rank), A.Peer);
+  case K::Unshard: case K::Reshard: case K::ReduceGrad:
+    return fmt::format("{} {}", ir::actionKindName(A.Kind).str(), A.Stage);
+  case K::Idle:
+    if (A.idleTime() == 1.0f)
+      return "idle";
+    return fmt::format("idle({})", A.idleTime());
+  }
+  return "?";
+}
+
+void Printer::printRank(int32_t R) {
+  const auto &Acts = S.Ranks[R].Actions;
+  std::string Line = fmt::format("  rank {}:", R);
+  constexpr size_t Width = 100;
+  for (size_t I = 0; I < Acts.size(); ++I) {
+    std::string Text;
+    if (Acts[I].overlapsNext() && I + 1 < Acts.size()) {
+      ir::Action First = Acts[I];
+      First.Flags &= ~ir::ActionFlags::OverlapNext;
+      Text = fmt::format("overlap({}, {})", actionText(First, R),
+                         actionText(Acts[I + 1], R));
+      ++I;
+    } else {
+      Text = actionText(Acts[I], R);
+    }
+    if (Line.size() + 1 + Text.size() > Width && Line.size() > 4) {
+      OS << Line << "\n";
+      Line = "   ";
+    }
+    Line += ' ';
+    Line += Text;
+  }
+  OS << Line << ";\n";
+}
+
+} // namespace
+
+void printPps(const ir::Schedule &S, llvm::raw_ostream &OS) {
+  Printer(S, OS).print();
+}
+
+void printAction(const ir::Action &A, llvm::raw_ostream &OS) {
+  ir::Schedule Empty;
+  Printer P(Empty, OS);
+  OS << P.actionText(A, -1);
+}
+
+} // namespace pps::backends

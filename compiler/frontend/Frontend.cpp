@@ -1,0 +1,297 @@
+//===- Frontend.cpp - the front end's entry points and module loading -----===//
+//
+// Loads the main file and its imports (std.x from the stdlib, dotted or
+// quoted paths relative to the importer, then -I directories), detects
+// import cycles, runs Sema over every module, picks the pipeline and hands
+// it to the evaluator. The work runs on a thread with a large stack so even
+// pathological nesting that passed the parser's limits cannot overflow it.
+//
+//===----------------------------------------------------------------------===//
+#include "pps/frontend/Frontend.h"
+
+#include "Evaluator.h"
+#include "Parser.h"
+#include "Sema.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/thread.h"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+
+namespace pps::frontend {
+
+std::string defaultStdlibDir() {
+  if (const char *Env = std::getenv("PPS_STDLIB"))
+    if (*Env)
+      return Env;
+#ifdef PPS_STDLIB_DIR
+  return PPS_STDLIB_DIR;
+#else
+  return "stdlib";
+#endif
+}
+
+namespace {
+
+constexpr unsigned MaxImportDepth = 64;
+
+class Loader {
+public:
+  Loader(SourceManager &SM, DiagnosticEngine &Diags, const FrontendOptions &Opts)
+      : SM(SM), Diags(Diags), Opts(Opts),
+        S(Diags, [this](llvm::StringRef Name) { return implicitImport(Name); }) {}
+
+  std::optional<ir::Schedule> compile(FileId Main);
+
+private:
+  ast::Module *load(FileId File, const std::string &Key);
+  ast::Module *loadPath(const std::string &Path, LocId From);
+  void resolveImports(ast::Module &M);
+  ast::Module *implicitImport(llvm::StringRef Name);
+  std::string stdlibDir() const {
+    return Opts.StdlibDir.empty() ? defaultStdlibDir() : Opts.StdlibDir;
+  }
+
+  SourceManager &SM;
+  DiagnosticEngine &Diags;
+  const FrontendOptions &Opts;
+  Sema S;
+  std::vector<std::unique_ptr<ast::Module>> Modules;
+  llvm::StringMap<ast::Module *> ByPath;
+  std::vector<std::pair<std::string, LocId>> InProgress; // the import chain
+};
+
+std::string canonical(llvm::StringRef Path) {
+  llvm::SmallString<256> Real;
+  if (!llvm::sys::fs::real_path(Path, Real))
+    return std::string(Real.str());
+  return Path.str();
+}
+
+ast::Module *Loader::load(FileId File, const std::string &Key) {
+  InProgress.push_back({Key, NoLoc});
+  std::unique_ptr<ast::Module> M = parseModule(File, SM, Diags);
+  ast::Module *Ptr = nullptr;
+  if (M) {
+    Ptr = M.get();
+    Modules.push_back(std::move(M));
+    ByPath[Key] = Ptr;
+    resolveImports(*Ptr);
+  }
+  InProgress.pop_back();
+  return Ptr;
+}
+
+ast::Module *Loader::loadPath(const std::string &Path, LocId From) {
+  std::string Key = canonical(Path);
+  for (size_t I = 0; I < InProgress.size(); ++I) {
+    if (InProgress[I].first != Key)
+      continue;
+    auto &D = Diags.report(DiagKind::ImportCycle, From,
+                           fmt::format("import cycle: '{}' imports itself",
+                                       Path));
+    for (size_t J = I + 1; J < InProgress.size(); ++J)
+      if (InProgress[J].second != NoLoc)
+        D.note(InProgress[J].second, "imported from here");
+    return nullptr;
+  }
+  auto It = ByPath.find(Key);
+  if (It != ByPath.end())
+    return It->second;
+  if (InProgress.size() > MaxImportDepth) {
+    Diags.report(DiagKind::ImportCycle, From,
+                 fmt::format("imports nested more than {} deep", MaxImportDepth));
+    return nullptr;
+  }
+  FileId File;
+  std::string Err;
+  if (!SM.addFile(Path, File, Err)) {
+    Diags.report(DiagKind::FileError, From,
+                 fmt::format("cannot read '{}': {}", Path, Err));
+    return nullptr;
+  }
+  if (!InProgress.empty())
+    InProgress.back().second = From;
+  ast::Module *M = load(File, Key);
+  return M;
+}
+
+void Loader::resolveImports(ast::Module &M) {
+  llvm::SmallString<256> Dir(M.Path);
+  llvm::sys::path::remove_filename(Dir);
+  for (ast::ImportDecl &I : M.Imports) {
+    std::vector<std::string> Candidates;
+    llvm::StringRef P = I.Path;
+    if (!I.IsString && P.startswith("std.")) {
+      llvm::SmallString<256> F(stdlibDir());
+      std::string Rel = P.drop_front(4).str();
+      std::replace(Rel.begin(), Rel.end(), '.', '/');
+      llvm::sys::path::append(F, Rel + ".pps");
+      Candidates.push_back(std::string(F.str()));
+    } else {
+      std::string Rel = I.Path;
+      if (!I.IsString) {
+        std::replace(Rel.begin(), Rel.end(), '.', '/');
+        Rel += ".pps";
+      }
+      if (llvm::sys::path::is_absolute(Rel)) {
+        Candidates.push_back(Rel);
+      } else {
+        llvm::SmallString<256> F(Dir);
+        llvm::sys::path::append(F, Rel);
+        Candidates.push_back(std::string(F.str()));
+        for (const std::string &D : Opts.ImportPaths) {
+          llvm::SmallString<256> G(D);
+          llvm::sys::path::append(G, Rel);
+          Candidates.push_back(std::string(G.str()));
+        }
+      }
+    }
+    std::string Found;
+    for (const std::string &C : Candidates)
+      if (llvm::sys::fs::is_regular_file(C)) {
+        Found = C;
+        break;
+      }
+    if (Found.empty()) {
+      auto &D = Diags.report(DiagKind::ImportNotFound, I.Loc,
+                             fmt::format("cannot find module '{}'", I.Path));
+      std::string Where;
+      for (const std::string &C : Candidates)
+        Where += (Where.empty() ? "" : ", ") + C;
+      D.note(I.Loc, fmt::format("looked for {}", Where));
+      continue;
+    }
+    I.Resolved = loadPath(Found, I.Loc);
+  }
+}
+
+ast::Module *Loader::implicitImport(llvm::StringRef Name) {
+  llvm::SmallString<256> F(stdlibDir());
+  llvm::sys::path::append(F, Name + ".pps");
+  if (!llvm::sys::fs::is_regular_file(F))
+    return nullptr;
+  ast::Module *M = loadPath(std::string(F.str()), NoLoc);
+  if (!M)
+    return nullptr;
+  // The module and whatever it imports need checking before use.
+  for (auto &Mod : Modules)
+    S.checkModule(*Mod);
+  return M;
+}
+
+std::optional<ir::Schedule> Loader::compile(FileId Main) {
+  std::string Key = SM.fileName(Main).str();
+  if (Key != "<stdin>")
+    Key = canonical(Key);
+  ast::Module *M = load(Main, Key);
+  // Check every module loaded (imports first, which sit earlier in the
+  // list only partly; the order does not matter: sema is per module).
+  for (size_t I = 0; I < Modules.size(); ++I)
+    S.checkModule(*Modules[I]);
+  if (!M || Diags.hasErrors())
+    return std::nullopt;
+
+  ast::PipelineDecl *Pl = nullptr;
+  if (!Opts.PipelineName.empty()) {
+    for (auto &P : M->Pipelines)
+      if (P->Name == Opts.PipelineName)
+        Pl = P.get();
+    if (!Pl) {
+      std::string Names;
+      for (auto &P : M->Pipelines)
+        Names += (Names.empty() ? "" : ", ") + P->Name;
+      Diags.report(DiagKind::NoPipeline, SM.getLoc(Main, 1, 1),
+                   fmt::format("no pipeline named '{}' (the file declares: {})",
+                               Opts.PipelineName,
+                               Names.empty() ? "none" : Names));
+      return std::nullopt;
+    }
+  } else if (M->Pipelines.empty()) {
+    Diags.report(DiagKind::NoPipeline, SM.getLoc(Main, 1, 1),
+                 "the file declares no pipeline");
+    return std::nullopt;
+  } else if (M->Pipelines.size() > 1) {
+    auto &D = Diags.report(
+        DiagKind::NoPipeline, M->Pipelines[1]->Loc,
+        fmt::format("the file declares {} pipelines; choose one with --pipeline",
+                    M->Pipelines.size()));
+    D.note(M->Pipelines[0]->Loc, "first pipeline declared here");
+    return std::nullopt;
+  } else {
+    Pl = M->Pipelines.front().get();
+  }
+
+  std::set<std::string> Used;
+  std::optional<ir::Schedule> Out = evaluatePipeline(*Pl, Diags, Opts, Used);
+  if (!Out)
+    return std::nullopt;
+  bool BadOverride = false;
+  for (auto &[Name, Value] : Opts.Overrides)
+    if (!Used.count(Name)) {
+      Diags.report(DiagKind::UnknownName, Pl->Loc,
+                   fmt::format("override '{}' matches no field, let or "
+                               "schedule parameter of pipeline '{}'",
+                               Name, Pl->Name));
+      BadOverride = true;
+    }
+  if (BadOverride || Diags.hasErrors())
+    return std::nullopt;
+  return Out;
+}
+
+std::optional<ir::Schedule> compileOnBigStack(FileId Main, SourceManager &SM,
+                                              DiagnosticEngine &Diags,
+                                              const FrontendOptions &Opts) {
+  std::optional<ir::Schedule> Result;
+  auto Work = [&] {
+    try {
+      Loader L(SM, Diags, Opts);
+      Result = L.compile(Main);
+    } catch (std::exception &E) {
+      Diags.report(DiagKind::SyntaxError, SM.getLoc(Main, 1, 1),
+                   fmt::format("internal error in the front end: {}", E.what()));
+      Result.reset();
+    } catch (...) {
+      Diags.report(DiagKind::SyntaxError, SM.getLoc(Main, 1, 1),
+                   "internal error in the front end");
+      Result.reset();
+    }
+  };
+#if LLVM_ENABLE_THREADS
+  llvm::thread T(llvm::Optional<unsigned>(256u << 20), Work);
+  T.join();
+#else
+  Work();
+#endif
+  return Result;
+}
+
+} // namespace
+
+std::optional<ir::Schedule> compileFile(llvm::StringRef Path, SourceManager &SM,
+                                        DiagnosticEngine &Diags,
+                                        const FrontendOptions &Opts) {
+  FileId File;
+  std::string Err;
+  if (!SM.addFile(Path, File, Err)) {
+    Diags.report(DiagKind::FileError, NoLoc,
+                 fmt::format("cannot read '{}': {}", Path.str(), Err));
+    return std::nullopt;
+  }
+  return compileOnBigStack(File, SM, Diags, Opts);
+}
+
+std::optional<ir::Schedule> compileBuffer(llvm::StringRef Name,
+                                          llvm::StringRef Text,
+                                          SourceManager &SM,
+                                          DiagnosticEngine &Diags,
+                                          const FrontendOptions &Opts) {
+  FileId File = SM.addBuffer(Name.str(), Text.str());
+  return compileOnBigStack(File, SM, Diags, Opts);
+}
+
+} // namespace pps::frontend

@@ -1,0 +1,256 @@
+//===- Parser.cpp - ANTLR lexing and parsing with our diagnostics ---------===//
+#include "Parser.h"
+#include "Transformer.h"
+
+#include "PpsLexer.h"
+#include "PpsParser.h"
+
+#include <fmt/format.h>
+
+namespace pps::frontend {
+
+namespace {
+
+/// A friendly name for a token type in "expected ..." messages.
+std::string tokenName(const antlr4::dfa::Vocabulary &Voc, size_t Type) {
+  using L = pps::grammar::PpsLexer;
+  switch (Type) {
+  case antlr4::Token::EOF: return "end of file";
+  case L::ID: return "a name";
+  case L::INT: return "an integer";
+  case L::FLOAT: return "a number";
+  case L::STRING: return "a string";
+  case L::COMPUTE_LIT: return "an action such as F3";
+  case L::COMPUTE_KIND: return "F, I, W or B";
+  default: return Voc.getDisplayName(Type);
+  }
+}
+
+std::string describeToken(antlr4::Token *T) {
+  if (!T || T->getType() == antlr4::Token::EOF)
+    return "end of file";
+  std::string Text = T->getText();
+  if (Text.size() > 30)
+    Text = Text.substr(0, 30) + "...";
+  return fmt::format("'{}'", Text);
+}
+
+/// Turns ANTLR syntax errors into located diagnostics with a hint.
+class ErrorListener : public antlr4::BaseErrorListener {
+public:
+  ErrorListener(SourceManager &SM, DiagnosticEngine &Diags, FileId File)
+      : SM(SM), Diags(Diags), File(File) {}
+
+  void syntaxError(antlr4::Recognizer *Rec, antlr4::Token *Offending,
+                   size_t Line, size_t Col, const std::string &Msg,
+                   std::exception_ptr) override {
+    ++Count;
+    if (Count > 20)
+      return; // cascades after this many add nothing
+    LocId L = SM.getLoc(File, uint32_t(Line), uint32_t(Col + 1));
+    auto *Parser = dynamic_cast<antlr4::Parser *>(Rec);
+    if (!Parser) {
+      Diags.report(DiagKind::SyntaxError, L, "cannot read a token here");
+      return;
+    }
+    antlr4::misc::IntervalSet Expected;
+    try {
+      Expected = Parser->getExpectedTokens();
+    } catch (...) {
+    }
+    const auto &Voc = Parser->getVocabulary();
+    using Lx = pps::grammar::PpsLexer;
+    // A missing ';' is the most common slip: point just after the previous
+    // token, where the ';' belongs, instead of at the next line.
+    antlr4::Token *Prev = nullptr;
+    if (Offending && Offending->getTokenIndex() > 0) {
+      auto *TS = Parser->getTokenStream();
+      for (ssize_t I = ssize_t(Offending->getTokenIndex()) - 1; I >= 0; --I) {
+        antlr4::Token *T = TS->get(size_t(I));
+        if (T->getChannel() == antlr4::Token::DEFAULT_CHANNEL) {
+          Prev = T;
+          break;
+        }
+      }
+    }
+    if (Expected.contains(size_t(Lx::SEMI)) && Prev && Offending &&
+        (Offending->getLine() > Prev->getLine() ||
+         Offending->getType() == antlr4::Token::EOF ||
+         Expected.size() == 1)) {
+      LocId After = SM.getLoc(
+          File, uint32_t(Prev->getLine()),
+          uint32_t(Prev->getCharPositionInLine() + Prev->getText().size() + 1));
+      Diags.report(DiagKind::SyntaxError, After,
+                   fmt::format("expected ';' after {}", describeToken(Prev)));
+      return;
+    }
+    std::string Found = describeToken(Offending);
+    if (!Expected.isEmpty() && Expected.size() <= 5) {
+      std::vector<std::string> Names;
+      for (ssize_t T : Expected.toList())
+        Names.push_back(tokenName(Voc, size_t(T)));
+      std::string List;
+      for (size_t I = 0; I < Names.size(); ++I) {
+        if (I)
+          List += I + 1 == Names.size() ? " or " : ", ";
+        List += Names[I];
+      }
+      Diags.report(DiagKind::SyntaxError, L,
+                   fmt::format("expected {}, found {}", List, Found));
+      return;
+    }
+    (void)Msg;
+    Diags.report(DiagKind::SyntaxError, L, fmt::format("unexpected {}", Found));
+  }
+
+  unsigned Count = 0;
+
+private:
+  SourceManager &SM;
+  DiagnosticEngine &Diags;
+  FileId File;
+};
+
+bool isOperator(size_t Type) {
+  using L = pps::grammar::PpsLexer;
+  switch (Type) {
+  case L::PLUS: case L::MINUS: case L::STAR: case L::SLASH: case L::PERCENT:
+  case L::LT: case L::LE: case L::GT: case L::GE: case L::EQEQ: case L::NE:
+  case L::ANDAND: case L::OROR: case L::BANG:
+    return true;
+  default:
+    return false;
+  }
+}
+
+/// Reports invalid characters and rejects nesting the recursive-descent
+/// parser and the transformer could not take. True if parsing may go on.
+bool preScan(const std::vector<antlr4::Token *> &Tokens, llvm::StringRef Orig,
+             SourceManager &SM, DiagnosticEngine &Diags, FileId File,
+             bool &HadInvalid) {
+  using L = pps::grammar::PpsLexer;
+  unsigned Depth = 0, Ops = 0, Invalid = 0;
+  auto Loc = [&](antlr4::Token *T) {
+    return SM.getLoc(File, uint32_t(T->getLine()),
+                     uint32_t(T->getCharPositionInLine() + 1));
+  };
+  for (antlr4::Token *T : Tokens) {
+    size_t Type = T->getType();
+    if (Type == L::ERROR_CHAR) {
+      HadInvalid = true;
+      if (++Invalid > 10)
+        continue;
+      size_t Off = T->getStartIndex();
+      unsigned char C = Off < Orig.size() ? (unsigned char)Orig[Off] : 0;
+      std::string What = C >= 0x20 && C < 0x7f
+                             ? fmt::format("'{}'", char(C))
+                             : fmt::format("byte 0x{:02x}", unsigned(C));
+      auto &D = Diags.report(DiagKind::InvalidCharacter, Loc(T),
+                             fmt::format("invalid character {}", What));
+      if (C == '"')
+        D.note(Loc(T), "a string must end on the line it starts");
+      if (Invalid == 10)
+        D.note(Loc(T), "further invalid characters are not reported");
+      continue;
+    }
+    switch (Type) {
+    case L::LPAREN: case L::LBRACK: case L::LBRACE:
+      if (++Depth > MaxNesting) {
+        Diags.report(DiagKind::NestingTooDeep, Loc(T),
+                     fmt::format("brackets nested more than {} deep", MaxNesting));
+        return false;
+      }
+      if (Type == L::LBRACE)
+        Ops = 0;
+      break;
+    case L::RPAREN: case L::RBRACK: case L::RBRACE:
+      if (Depth)
+        --Depth;
+      if (Type == L::RBRACE)
+        Ops = 0;
+      break;
+    case L::SEMI:
+      Ops = 0;
+      break;
+    default:
+      if (isOperator(Type) && ++Ops > MaxOperatorsPerStatement) {
+        Diags.report(DiagKind::NestingTooDeep, Loc(T),
+                     fmt::format("expression with more than {} operators",
+                                 MaxOperatorsPerStatement));
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+} // namespace
+
+std::unique_ptr<ast::Module> parseModule(FileId File, SourceManager &SM,
+                                         DiagnosticEngine &Diags) {
+  llvm::StringRef Orig = SM.contents(File);
+  // The grammar is ASCII. Masking every other byte keeps ANTLR's UTF-8
+  // decoder from throwing on garbage and makes its columns byte columns,
+  // which is what the caret printer counts.
+  std::string Masked = Orig.str();
+  for (char &C : Masked)
+    if ((unsigned char)C >= 0x80 || C == '\0')
+      C = '\x7f';
+
+  try {
+    antlr4::ANTLRInputStream Input(Masked);
+    pps::grammar::PpsLexer Lexer(&Input);
+    ErrorListener Listener(SM, Diags, File);
+    Lexer.removeErrorListeners();
+    Lexer.addErrorListener(&Listener);
+    antlr4::CommonTokenStream Tokens(&Lexer);
+    Tokens.fill();
+    bool HadInvalid = false;
+    if (!preScan(Tokens.getTokens(), Orig, SM, Diags, File, HadInvalid))
+      return nullptr;
+
+    pps::grammar::PpsParser Parser(&Tokens);
+    Parser.removeErrorListeners();
+    // Fast path: SLL prediction, bail at the first error; most inputs parse
+    // here. Only on failure rerun with full LL and error recovery.
+    Parser.getInterpreter<antlr4::atn::ParserATNSimulator>()->setPredictionMode(
+        antlr4::atn::PredictionMode::SLL);
+    Parser.setErrorHandler(std::make_shared<antlr4::BailErrorStrategy>());
+    pps::grammar::PpsParser::FileContext *Tree = nullptr;
+    try {
+      Tree = Parser.file();
+    } catch (antlr4::ParseCancellationException &) {
+      Tree = nullptr;
+    }
+    if (!Tree) {
+      Tokens.seek(0);
+      Parser.reset();
+      Parser.addErrorListener(&Listener);
+      Parser.setErrorHandler(std::make_shared<antlr4::DefaultErrorStrategy>());
+      Parser.getInterpreter<antlr4::atn::ParserATNSimulator>()
+          ->setPredictionMode(antlr4::atn::PredictionMode::LL);
+      Tree = Parser.file();
+    }
+    if (Listener.Count > 20)
+      Diags.report(DiagKind::SyntaxError, NoLoc,
+                   fmt::format("{} more syntax errors not shown",
+                               Listener.Count - 20));
+    if (Listener.Count || !Tree || HadInvalid)
+      return nullptr;
+    unsigned ErrorsBefore = Diags.numErrors();
+    Transformer T(SM, Diags, File);
+    auto M = T.transformFile(*Tree);
+    if (Diags.numErrors() != ErrorsBefore)
+      return nullptr;
+    return M;
+  } catch (std::exception &E) {
+    Diags.report(DiagKind::SyntaxError, SM.getLoc(File, 1, 1),
+                 fmt::format("the parser gave up: {}", E.what()));
+  } catch (...) {
+    Diags.report(DiagKind::SyntaxError, SM.getLoc(File, 1, 1),
+                 "the parser gave up");
+  }
+  return nullptr;
+}
+
+} // namespace pps::frontend

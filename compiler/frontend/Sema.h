@@ -1,0 +1,82 @@
+//===- Sema.h - name resolution and static checks (private) ---------------===//
+//
+// Requires: transformed modules with their imports resolved.
+// Guarantees: every NameExpr is resolved to a frame slot or a built-in,
+// every CallExpr to a built-in or a FnDecl with one argument (or default)
+// per parameter, every FnDecl/PipelineDecl knows its frame size; reserved
+// or duplicate names, unknown names (with "did you mean"), wrong arity,
+// misplaced break/continue/return are reported; unused lets are warned
+// about. The evaluator then never looks a name up by string.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "pps/frontend/AST.h"
+#include "pps/support/Diagnostics.h"
+
+#include "llvm/ADT/StringMap.h"
+
+#include <functional>
+
+namespace pps::frontend {
+
+class Sema {
+public:
+  /// Finds stdlib/<name>.pps for a pipeline's schedule name not defined
+  /// anywhere visible; null if there is none.
+  using ImplicitImportFn = std::function<ast::Module *(llvm::StringRef Name)>;
+
+  Sema(DiagnosticEngine &Diags, ImplicitImportFn Implicit)
+      : Diags(Diags), Implicit(std::move(Implicit)) {}
+
+  /// Checks every fn, schedule and pipeline of M.
+  void checkModule(ast::Module &M);
+
+  /// The fn or schedule of this name visible from M, or null.
+  ast::FnDecl *lookupFn(ast::Module &M, llvm::StringRef Name);
+
+private:
+  struct Local {
+    std::string Name;
+    int32_t Slot;
+    LocId Loc;
+    bool Used;
+    bool Warn; // a let: warn if unused
+  };
+  struct FnCtx {
+    ast::Module *Mod = nullptr;
+    ast::FnDecl *Fn = nullptr; // null in a pipeline
+    std::vector<Local> Locals;
+    int32_t NextSlot = 0, MaxSlot = 0;
+    unsigned LoopDepth = 0;
+  };
+
+  llvm::StringMap<ast::FnDecl *> &scopeOf(ast::Module &M);
+  void checkFn(ast::FnDecl &F);
+  void checkPipeline(ast::PipelineDecl &Pl);
+
+  void checkBlock(ast::Block &B);
+  void checkStmt(ast::Stmt &S);
+  void checkActions(std::vector<ast::ActionNode> &As);
+  void checkComputeRef(ast::ComputeRef &R);
+  void checkExpr(ast::Expr &E);
+  void checkName(ast::NameExpr &N);
+  void checkCall(ast::CallExpr &C, bool AsStatement, bool PipelineSchedule);
+  void orderArgs(ast::CallExpr &C, ast::FnDecl &Target);
+
+  int32_t declare(ast::Binder &B, bool WarnUnused);
+  size_t pushScope() { return Cur->Locals.size(); }
+  void popScope(size_t Mark);
+  void suggest(Diagnostic &D, llvm::StringRef Name,
+               llvm::ArrayRef<std::string> Candidates);
+
+  DiagnosticEngine &Diags;
+  ImplicitImportFn Implicit;
+  FnCtx *Cur = nullptr;
+  llvm::DenseMap<ast::Module *, llvm::StringMap<ast::FnDecl *>> Scopes;
+};
+
+/// The built-in function or constant of this name, or Builtin::None.
+ast::Builtin lookupBuiltin(llvm::StringRef Name);
+
+} // namespace pps::frontend

@@ -1,0 +1,100 @@
+//===- Transformer.h - ANTLR parse tree -> pps AST (private) --------------===//
+//
+// One typed transformX(XContext &) per grammar rule, split by topic across
+// TransformDecl.cpp (files, imports, schedules, pipelines), TransformStmt.cpp
+// (statements and actions) and TransformExpr.cpp (expressions, quantities).
+// Requires: a parse tree without syntax errors (the parser skips the
+// transform otherwise), so every child the grammar promises is present.
+// Guarantees: an ast::Module whose nodes all carry locations; no ANTLR type
+// escapes this component.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "pps/frontend/AST.h"
+#include "pps/support/Diagnostics.h"
+
+#include "PpsParser.h"
+
+namespace pps::frontend {
+
+using P = pps::grammar::PpsParser;
+
+class Transformer {
+public:
+  Transformer(SourceManager &SM, DiagnosticEngine &Diags, FileId File)
+      : SM(SM), Diags(Diags), File(File) {}
+
+  std::unique_ptr<ast::Module> transformFile(P::FileContext &Ctx);
+
+private:
+  // --- locations -----------------------------------------------------------
+  LocId loc(antlr4::Token *T);
+  LocId loc(antlr4::ParserRuleContext &Ctx) { return loc(Ctx.getStart()); }
+  LocId loc(antlr4::tree::TerminalNode *N) { return loc(N->getSymbol()); }
+
+  // --- declarations (TransformDecl.cpp) ------------------------------------
+  void transformTopDecl(P::TopDeclContext &Ctx, ast::Module &M);
+  ast::ImportDecl transformImportDecl(P::ImportDeclContext &Ctx);
+  std::unique_ptr<ast::FnDecl> transformScheduleDecl(P::ScheduleDeclContext &Ctx);
+  std::unique_ptr<ast::FnDecl> transformFnDecl(P::FnDeclContext &Ctx);
+  std::vector<ast::Param> transformParamList(P::ParamListContext *Ctx);
+  ast::Param transformParam(P::ParamContext &Ctx);
+  std::unique_ptr<ast::PipelineDecl> transformPipelineDecl(P::PipelineDeclContext &Ctx);
+  ast::PipelineItem transformPipelineItem(P::PipelineItemContext &Ctx);
+  ast::PipelineItem transformRanksItem(P::RanksItemContext &Ctx);
+  ast::PipelineItem transformStagesItem(P::StagesItemContext &Ctx);
+  ast::PipelineItem transformMicrobatchesItem(P::MicrobatchesItemContext &Ctx);
+  ast::PipelineItem transformCostItem(P::CostItemContext &Ctx);
+  ast::PipelineItem transformCommItem(P::CommItemContext &Ctx);
+  ast::PipelineItem transformMemoryItem(P::MemoryItemContext &Ctx);
+  ast::PipelineItem transformFsdpItem(P::FsdpItemContext &Ctx);
+  ast::PipelineItem transformScheduleItem(P::ScheduleItemContext &Ctx);
+  ast::PipelineItem transformLetItem(P::LetItemContext &Ctx);
+  ast::PipelineItem transformRankListItem(P::RankListItemContext &Ctx);
+  ast::PipelineItem transformRankBlockItem(P::RankBlockItemContext &Ctx);
+  void transformPlacementSpec(P::PlacementSpecContext &Ctx, ast::PipelineItem &Out);
+  ast::CostEntry transformCostEntry(P::CostEntryContext &Ctx);
+  ast::CommEntry transformCommEntry(P::CommEntryContext &Ctx);
+
+  // --- statements and actions (TransformStmt.cpp) --------------------------
+  ast::Block transformBlock(P::BlockContext &Ctx);
+  ast::StmtPtr transformStmt(P::StmtContext &Ctx);
+  ast::StmtPtr transformLetStmt(P::LetStmtContext &Ctx);
+  ast::StmtPtr transformAssignStmt(P::AssignStmtContext &Ctx);
+  ast::StmtPtr transformIndexAssignStmt(P::IndexAssignStmtContext &Ctx);
+  ast::StmtPtr transformForStmt(P::ForStmtContext &Ctx);
+  ast::StmtPtr transformWhileStmt(P::WhileStmtContext &Ctx);
+  ast::StmtPtr transformIfChain(P::IfChainContext &Ctx);
+  ast::StmtPtr transformRankStmt(P::RankStmtContext &Ctx);
+  ast::StmtPtr transformRankListStmt(P::RankListStmtContext &Ctx);
+  ast::StmtPtr transformReturnStmt(P::ReturnStmtContext &Ctx);
+  ast::StmtPtr transformAssertStmt(P::AssertStmtContext &Ctx);
+  ast::StmtPtr transformCallStmt(P::CallStmtContext &Ctx);
+  ast::StmtPtr transformActionStmt(P::ActionStmtContext &Ctx);
+  std::vector<ast::ActionNode> transformActions(const std::vector<P::ActionContext *> &Ctxs);
+  ast::ActionNode transformAction(P::ActionContext &Ctx);
+  ast::ComputeRef transformComputeRef(P::ComputeRefContext &Ctx);
+  ir::ActionKind transformControlKind(P::ControlKindContext &Ctx);
+
+  // --- expressions (TransformExpr.cpp) -------------------------------------
+  ast::ExprPtr transformExpr(P::ExprContext &Ctx);
+  ast::ExprPtr transformPrimary(P::PrimaryContext &Ctx);
+  std::unique_ptr<ast::CallExpr> transformCall(P::IdentContext &Name,
+                                               P::ArgListContext *Args,
+                                               LocId Loc);
+  std::vector<ast::Arg> transformArgList(P::ArgListContext *Ctx);
+  ast::Arg transformArg(P::ArgContext &Ctx);
+  ast::Binder transformBinder(P::BinderContext &Ctx);
+  std::string transformIdent(P::IdentContext &Ctx) { return Ctx.getText(); }
+  ast::Quantity transformQuantity(P::QuantityContext &Ctx);
+  std::string transformUnit(P::UnitContext &Ctx);
+  ast::ExprPtr transformIntToken(antlr4::Token *T);
+  std::string transformString(antlr4::Token *T);
+
+  SourceManager &SM;
+  DiagnosticEngine &Diags;
+  FileId File;
+};
+
+} // namespace pps::frontend
