@@ -1,7 +1,7 @@
 //===- StdlibRoundTripTest.cpp - every stdlib schedule through torch CSV ---===//
 //
-// For each schedule in stdlib/ (at P = 4, M = 8; stages = P, or 2P with loop
-// or V placement, whichever the schedule accepts):
+// For each schedule in stdlib/, in every topology it accepts at P = 4,
+// M = 8 (stages = P, or 2P with loop or V placement):
 //   pps -> IR -> CSV -> IR  gives the same actions and topology, and
 //   CSV -> IR -> .pps text -> IR  gives the same IR again.
 // A CSV carries no costs, comm model, memory limit or FSDP options, so those
@@ -19,6 +19,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -69,20 +70,29 @@ Compiled compile(llvm::StringRef Name, llvm::StringRef Text) {
   return C;
 }
 
-/// Instantiates a stdlib schedule in the first topology it accepts.
-Compiled instantiate(const std::string &Name, std::string &Text) {
+/// A stdlib schedule instantiated in one topology.
+struct Instance {
+  std::string Text; // the pipeline that instantiates it
+  ir::Schedule S;
+};
+
+/// Instantiates a stdlib schedule in every topology it accepts (P = 4,
+/// M = 8; S = P, or 2P with loop or V placement); the diagnostics of the
+/// first rejected one go to Errors.
+std::vector<Instance> instantiate(const std::string &Name,
+                                  std::string &Errors) {
   const char *Shapes[] = {"", "stages 8; ", "stages 8 placement v; "};
-  Compiled First;
+  std::vector<Instance> Out;
   for (const char *Shape : Shapes) {
-    Text = "pipeline rt { ranks 4; " + std::string(Shape) +
-           "microbatches 8; schedule " + Name + "(); }\n";
+    std::string Text = "pipeline rt { ranks 4; " + std::string(Shape) +
+                       "microbatches 8; schedule " + Name + "(); }\n";
     Compiled C = compile(Name + ".pps", Text);
     if (C.S)
-      return C;
-    if (First.Errors.empty())
-      First = std::move(C);
+      Out.push_back({Text, std::move(*C.S)});
+    else if (Errors.empty())
+      Errors = Text + C.Errors;
   }
-  return First;
+  return Out;
 }
 
 std::string toCsv(const ir::Schedule &S) {
@@ -103,54 +113,63 @@ void copySettings(const ir::Schedule &From, ir::Schedule &To) {
 class StdlibTorchRoundTrip : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(StdlibTorchRoundTrip, PpsToCsvToPps) {
-  std::string Text;
-  Compiled C = instantiate(GetParam(), Text);
-  ASSERT_TRUE(C.S) << "no topology accepted " << GetParam() << ":\n"
-                   << C.Errors;
-  const ir::Schedule &S = *C.S;
-  ASSERT_GT(S.numActions(), 0u) << Text;
-
-  std::string Csv = toCsv(S);
-  SourceManager SM;
-  DiagnosticEngine Diags(SM);
-  FileId F = SM.addBuffer(GetParam() + ".csv", Csv);
-  // No options: sizes and placement are inferred from the CSV alone.
-  std::optional<ir::Schedule> Back =
-      backends::importTorchCsv(F, SM, Diags, {});
-  std::string Errors;
-  llvm::raw_string_ostream OS(Errors);
-  Diags.print(OS);
-  ASSERT_TRUE(Back) << Text << Csv << OS.str();
-  copySettings(S, *Back);
-  std::string Why;
-  EXPECT_TRUE(S.equivalent(*Back, &Why)) << Text << Why << "\n" << Csv;
-  if (S.Topo.Place != ir::Placement::Explicit &&
-      !(S.Topo.Place == ir::Placement::V && S.Topo.Stages == S.Topo.Ranks))
-    EXPECT_EQ(S.Topo.Place, Back->Topo.Place);
-  // Exporting the import gives the same bytes.
-  EXPECT_EQ(toCsv(*Back), Csv);
+  std::string Rejected;
+  std::vector<Instance> All = instantiate(GetParam(), Rejected);
+  ASSERT_FALSE(All.empty()) << "no topology accepted:\n" << Rejected;
+  std::string Shapes;
+  for (const Instance &I : All) {
+    const ir::Schedule &S = I.S;
+    SCOPED_TRACE(I.Text);
+    ASSERT_GT(S.numActions(), 0u);
+    std::string Csv = toCsv(S);
+    SourceManager SM;
+    DiagnosticEngine Diags(SM);
+    FileId F = SM.addBuffer(GetParam() + ".csv", Csv);
+    // No options: sizes and placement are inferred from the CSV alone.
+    std::optional<ir::Schedule> Back =
+        backends::importTorchCsv(F, SM, Diags, {});
+    std::string Errors;
+    llvm::raw_string_ostream OS(Errors);
+    Diags.print(OS);
+    ASSERT_TRUE(Back) << Csv << OS.str();
+    copySettings(S, *Back);
+    std::string Why;
+    EXPECT_TRUE(S.equivalent(*Back, &Why)) << Why << "\n" << Csv;
+    // Loop wins when loop and v give the same map (one stage per rank).
+    if (S.Topo.Place != ir::Placement::Explicit &&
+        !(S.Topo.Place == ir::Placement::V && S.Topo.Stages == S.Topo.Ranks)) {
+      EXPECT_EQ(S.Topo.Place, Back->Topo.Place);
+    }
+    // Exporting the import gives the same bytes.
+    EXPECT_EQ(toCsv(*Back), Csv);
+    Shapes += fmt::format("{}{} stages {} ({} actions)", Shapes.empty() ? "" : "; ",
+                          S.Topo.Stages, ir::placementName(S.Topo.Place).str(),
+                          S.numActions());
+  }
+  RecordProperty("topologies", Shapes);
 }
 
 TEST_P(StdlibTorchRoundTrip, CsvToPpsTextToIr) {
-  std::string Text;
-  Compiled C = instantiate(GetParam(), Text);
-  ASSERT_TRUE(C.S) << C.Errors;
-  std::string Csv = toCsv(*C.S);
-  SourceManager SM;
-  DiagnosticEngine Diags(SM);
-  FileId F = SM.addBuffer(GetParam() + ".csv", Csv);
-  std::optional<ir::Schedule> Imported =
-      backends::importTorchCsv(F, SM, Diags, {});
-  ASSERT_TRUE(Imported);
-  // What `ppsc import` prints must compile back to the same IR.
-  std::string Pps;
-  llvm::raw_string_ostream OS(Pps);
-  backends::printPps(*Imported, OS);
-  OS.flush();
-  Compiled Again = compile(GetParam() + ".imported.pps", Pps);
-  ASSERT_TRUE(Again.S) << Pps << Again.Errors;
-  std::string Why;
-  EXPECT_TRUE(Imported->equivalent(*Again.S, &Why)) << Why << "\n" << Pps;
+  std::string Rejected;
+  for (const Instance &I : instantiate(GetParam(), Rejected)) {
+    SCOPED_TRACE(I.Text);
+    std::string Csv = toCsv(I.S);
+    SourceManager SM;
+    DiagnosticEngine Diags(SM);
+    FileId F = SM.addBuffer(GetParam() + ".csv", Csv);
+    std::optional<ir::Schedule> Imported =
+        backends::importTorchCsv(F, SM, Diags, {});
+    ASSERT_TRUE(Imported);
+    // What `ppsc import` prints must compile back to the same IR.
+    std::string Pps;
+    llvm::raw_string_ostream OS(Pps);
+    backends::printPps(*Imported, OS);
+    OS.flush();
+    Compiled Again = compile(GetParam() + ".imported.pps", Pps);
+    ASSERT_TRUE(Again.S) << Pps << Again.Errors;
+    std::string Why;
+    EXPECT_TRUE(Imported->equivalent(*Again.S, &Why)) << Why << "\n" << Pps;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Stdlib, StdlibTorchRoundTrip,
