@@ -1,4 +1,5 @@
 //===- EmitCommand.cpp - ppsc emit: print a compiled schedule -------------===//
+#include "pps/backends/CppEmitter.h"
 #include "pps/backends/JsonEmitter.h"
 #include "pps/backends/PpsPrinter.h"
 #include "pps/backends/TorchCsv.h"
@@ -48,6 +49,7 @@ const TargetInfo Targets[] = {
     {"pps", PipelineGoal::Lower, emitPpsTarget},
     {"json", PipelineGoal::Lower, emitJsonTarget},
     {"torch", PipelineGoal::Lower, emitTorchTarget},
+    {"cpp", PipelineGoal::Check, [](Session &, const ir::Schedule &S, llvm::raw_ostream &OS) { backends::emitCpp(S, {opts::Input, true}, OS); return true; }},
 };
 } // namespace
 

@@ -24,6 +24,16 @@ Executor::Executor(const ScheduleDesc &S, int32_t Rank, Transport &T,
   HasOutB.assign(N, 0);
   RecvF.assign(N, -1);
   RecvB.assign(N, -1);
+  // An I with no W for its (m, s) is the last backward and releases the
+  // activations (as the memory analysis counts it).
+  HasW.assign(N, 0);
+  for (int64_t I = 0; I < Count; ++I) {
+    Action A = decodeRow(Rows + I * RowWords);
+    if (A.kind == Kind::W && A.mb >= 0 && A.mb < S.microbatches &&
+        A.stage >= 0 && A.stage < S.stages && LocalIndex[size_t(A.stage)] >= 0)
+      HasW[size_t(A.mb) * size_t(LocalStages) +
+           size_t(LocalIndex[size_t(A.stage)])] = 1;
+  }
   if (O.trace)
     Events.reserve(size_t(Count) + 16);
 }
@@ -203,7 +213,7 @@ void Executor::compute(const Action &A) {
       OutB[Key] = std::move(IO->gradInput);
       HasOutB[Key] = 1;
     }
-    if (A.kind == Kind::B)
+    if (A.kind == Kind::B || !HasW[key(A.mb, A.stage)])
       release(A.mb, A.stage);
     break;
   }

@@ -11,7 +11,7 @@
 //  * overlap pairs and control actions go to custom handlers when installed
 //    (Kernels::installHandlers), else run their built-in behaviour.
 // The StageIO of (m, s) is created at F(m, s) and released at its last
-// backward (B, or W after I); peakActivations() is the measured peak, to be
+// backward (B, or W after I, or I when no W follows); peakActivations() is the measured peak, to be
 // compared with the memory analysis.
 //
 //===----------------------------------------------------------------------===//
@@ -120,6 +120,7 @@ private:
   std::vector<Buffer> OutF, OutB;        ///< outputs waiting for send/local use
   std::vector<uint8_t> HasOutF, HasOutB;
   std::vector<int32_t> RecvF, RecvB;     ///< posted receive per (m, s), or -1
+  std::vector<uint8_t> HasW;             ///< a W(m, s) is in the table
 
   std::vector<Request> Requests;
   std::vector<int32_t> FreeRequests;

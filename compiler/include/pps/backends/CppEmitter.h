@@ -1,0 +1,47 @@
+//===- CppEmitter.h - the C++ executor backend ----------------------------===//
+//
+// Emits a C++ translation unit that, built against runtime/ (pps_runtime,
+// and pps_runtime_mpi for --transport=mpi), runs the schedule for real: the
+// topology, the cost model, one compact action table per rank (three 32-bit
+// words per action, eight actions per line with their text form in a
+// comment, so a million actions compile in seconds), the memory analysis'
+// peak per rank and the simulator's makespan for comparison, and a main()
+// that hands everything to ppsrt::executorMain.
+//
+// Requires: a lowered schedule (comms inserted; the pass pipeline ran with
+//   PipelineGoal::Check so it is linted), valid ranks/stages/microbatches.
+// Guarantees: deterministic output; nothing from the source (pipeline name,
+//   file name) reaches the generated code except inside escaped string
+//   literals and sanitised comments.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "pps/ir/Schedule.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+
+namespace pps::backends {
+
+struct CppEmitOptions {
+  /// The source file name, for the header comment and the executor banner.
+  std::string SourceName;
+  /// Compute the predicted makespan with the simulator (on by default).
+  bool Simulate = true;
+};
+
+/// Writes the executor translation unit for S to OS.
+void emitCpp(const ir::Schedule &S, const CppEmitOptions &Opts,
+             llvm::raw_ostream &OS);
+
+/// S as the body of a C++ string literal (without the quotes): printable
+/// ASCII kept, quotes and backslashes escaped, everything else as octal.
+std::string cppStringLiteral(llvm::StringRef S);
+/// S made safe for a `//` comment: no line breaks, no control characters,
+/// no backslash (a trailing one would splice the next line into the comment).
+std::string cppCommentText(llvm::StringRef S);
+
+} // namespace pps::backends
