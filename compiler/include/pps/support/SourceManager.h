@@ -32,6 +32,22 @@ struct SourcePos {
   }
 };
 
+/// DenseMap traits for packed (file, line, col) keys. The default uint64_t
+/// hash (key * 37) collides badly on packed fields, making getLoc linear.
+struct PackedLocKeyInfo {
+  static uint64_t getEmptyKey() { return ~uint64_t(0); }
+  static uint64_t getTombstoneKey() { return ~uint64_t(0) - 1; }
+  static unsigned getHashValue(uint64_t K) {
+    K ^= K >> 33;
+    K *= 0xff51afd7ed558ccdULL;
+    K ^= K >> 33;
+    K *= 0xc4ceb9fe1a85ec53ULL;
+    K ^= K >> 33;
+    return unsigned(K);
+  }
+  static bool isEqual(uint64_t A, uint64_t B) { return A == B; }
+};
+
 class SourceManager {
 public:
   SourceManager();
@@ -62,7 +78,7 @@ private:
   };
   std::vector<File> Files;
   std::vector<SourcePos> Locs;
-  llvm::DenseMap<uint64_t, LocId> LocIndex; // packed (file,line,col) -> id
+  llvm::DenseMap<uint64_t, LocId, PackedLocKeyInfo> LocIndex; // packed (file,line,col) -> id
 };
 
 } // namespace pps
