@@ -75,4 +75,17 @@ TEST(StdlibLint, BadSizesSayWhy) {
   expectAssert({"zb_h2", "P", "loop", "mem: 0"}, 4, 8, "mem >= 1");
 }
 
+TEST(StdlibLint, HarnessCatchesDeadlock) {
+  // Negative control: rank 0 runs 1F1B without warmup while rank 1 runs two
+  // forwards first; F1 on rank 1 waits for rank 0's F1, which waits behind
+  // B0, which needs rank 1's B0: a cycle the lint passes must report.
+  Figures G = runText("deadlock", R"(
+    pipeline t { ranks 2; microbatches 2;
+      rank 0: F0 B0 F1 B1;
+      rank 1: F0 F1 B0 B1;
+    })", 2, 2);
+  EXPECT_FALSE(G.Ok);
+  EXPECT_NE(G.Errors.find("[deadlock]"), std::string::npos) << G.Errors;
+}
+
 } // namespace

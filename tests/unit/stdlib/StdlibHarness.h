@@ -2,7 +2,10 @@
 //
 // Shared by the stdlib unit tests: builds a one-pipeline .pps buffer that
 // selects a standard schedule, compiles it through the front end with
-// Overrides for ranks and microbatches, runs the lint pass pipeline, checks
+// Overrides for ranks and microbatches, runs the lint passes (the Check goal
+// of compiler/driver/Pipeline.cpp, rebuilt here because the driver is not a
+// library: verify-deps, insert-comms, deadlock, align-bubbles analysis,
+// memory), checks
 // completeness independently of the passes, and simulates the compute order
 // (dataflow mode, no comm cost) for makespan, per-rank span bubble and peak
 // memory.
@@ -10,10 +13,14 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "pps/driver/Command.h"
-#include "pps/driver/Pipeline.h"
 #include "pps/frontend/Frontend.h"
 #include "pps/ir/Schedule.h"
+#include "pps/passes/AlignBubbles.h"
+#include "pps/passes/Deadlock.h"
+#include "pps/passes/InsertComms.h"
+#include "pps/passes/Memory.h"
+#include "pps/passes/PassManager.h"
+#include "pps/passes/VerifyDeps.h"
 #include "pps/sim/Simulator.h"
 
 #include <fmt/format.h>
@@ -98,26 +105,27 @@ inline std::string checkComplete(const pps::ir::Schedule &S) {
   return "";
 }
 
-/// Compiles, lints (when Lint) and simulates one instance.
-inline Figures run(const Spec &Sp, int64_t P, int64_t M, const Costs &C = {},
-                   bool Lint = true) {
+/// Compiles Text (ranks and microbatches overridden to P and M), lints it
+/// (when Lint) and simulates it.
+inline Figures runText(const std::string &Name, const std::string &Text,
+                       int64_t P, int64_t M, bool Lint = true) {
   Figures Out;
-  pps::driver::Session Sess;
+  pps::SourceManager SM;
+  pps::DiagnosticEngine Diags(SM);
   pps::frontend::FrontendOptions FO;
   FO.ImportPaths.push_back(std::string(PPS_SOURCE_DIR) + "/stdlib");
   FO.Overrides["ranks"] = P;
   FO.Overrides["microbatches"] = M;
-  std::string Text = pipelineText(Sp, C);
-  auto S = pps::frontend::compileBuffer(Sp.Name + ".test.pps", Text, Sess.SM,
-                                        Sess.Diags, FO);
+  auto S = pps::frontend::compileBuffer(Name + ".test.pps", Text, SM, Diags,
+                                        FO);
   auto Flush = [&] {
     std::string Msg;
     llvm::raw_string_ostream OS(Msg);
-    Sess.Diags.print(OS);
+    Diags.print(OS);
     OS.flush();
     return Msg;
   };
-  if (!S || Sess.Diags.hasErrors()) {
+  if (!S || Diags.hasErrors()) {
     Out.Errors = Flush();
     return Out;
   }
@@ -125,6 +133,19 @@ inline Figures run(const Spec &Sp, int64_t P, int64_t M, const Costs &C = {},
   if (!Why.empty()) {
     Out.Errors = Why;
     return Out;
+  }
+  if (Lint) {
+    pps::passes::PassManager PM;
+    PM.add(pps::passes::createVerifyDepsPass());
+    PM.add(pps::passes::createInsertCommsPass());
+    PM.add(pps::passes::createDeadlockPass());
+    PM.add(pps::passes::createAlignBubblesPass({/*Insert=*/false}));
+    PM.add(pps::passes::createMemoryPass());
+    pps::passes::PassContext Ctx{Diags, {}};
+    if (!PM.run(*S, Ctx) || Diags.hasErrors() || !Ctx.Results.DeadlockFree) {
+      Out.Errors = Flush();
+      return Out;
+    }
   }
   Out.Actions = S->numActions();
   pps::sim::SimOptions SO;
@@ -152,17 +173,14 @@ inline Figures run(const Spec &Sp, int64_t P, int64_t M, const Costs &C = {},
       Out.SpanBubble =
           std::max(Out.SpanBubble, Last - First - R.Ranks[Rk].ComputeBusy);
   }
-  if (Lint) {
-    pps::passes::AnalysisResults AR;
-    if (!pps::driver::runPipeline(Sess, *S, pps::driver::PipelineGoal::Check,
-                                  AR) ||
-        Sess.Diags.hasErrors()) {
-      Out.Errors = Flush();
-      return Out;
-    }
-  }
   Out.Ok = true;
   return Out;
+}
+
+/// Compiles, lints (when Lint) and simulates one stdlib instance.
+inline Figures run(const Spec &Sp, int64_t P, int64_t M, const Costs &C = {},
+                   bool Lint = true) {
+  return runText(Sp.Name, pipelineText(Sp, C), P, M, Lint);
 }
 
 /// The standard instances (placement each schedule is written for).
