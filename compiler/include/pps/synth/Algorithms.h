@@ -1,0 +1,103 @@
+//===- Algorithms.h - the synthesis algorithms and the portfolio ----------===//
+//
+// Each algorithm lives in its own file under compiler/synth/:
+//
+//  * GreedyList.cpp   greedy list scheduler (any placement): an event-driven
+//                     simulation that, whenever a rank is free, picks the
+//                     next job by a parameterised rule and places W jobs to
+//                     fill gaps that would otherwise be bubbles, under the
+//                     memory limit; a sweep over the rule's parameters.
+//  * VPattern.cpp     the repeating-pattern search of "Pipeline Parallelism
+//                     with Controllable Memory" for V placement: offsets of
+//                     F f B b W w per stage, warmup squeeze and cooldown
+//                     reorganisation without raising peak memory.
+//  * ZbGreedy.cpp     the published zero-bubble heuristic for loop placement
+//                     (sail-sg/zero-bubble-pipeline-parallelism
+//                     auto_schedule.py, initial_solution): the baseline the
+//                     tests compare against; not part of the portfolio.
+//  * Exact.cpp        exact search for small sizes: a time-indexed breadth
+//                     first search with duplicate detection and a lower
+//                     bound, proving the optimal makespan.
+//  * Synthesizer.cpp  runs the algorithms that apply and keeps the best.
+//
+// Every algorithm returns orders that respect the memory limit (in chunk
+// units) or reports that it found none.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "pps/synth/Problem.h"
+
+#include <optional>
+#include <string>
+
+namespace pps::synth {
+
+/// A synthesised order and its figures.
+struct Result {
+  Order Ord;
+  Evaluation Eval;
+  /// Which algorithm (and variant) produced it, e.g. "greedy(w=gap,warm=2)".
+  std::string Algorithm;
+};
+
+/// The greedy list scheduler: the best order over its parameter sweep.
+/// Empty if no variant fits the memory limit.
+std::optional<Result> greedyList(const Problem &P);
+
+/// The seed-004 repeating-pattern search (V placement, stages = 2 ranks).
+/// Empty if the placement is not V or no pattern fits the memory limit.
+std::optional<Result> vPatternSearch(const Problem &P);
+
+/// The published zero-bubble heuristic (loop placement, one stage per
+/// rank): best of its eight flag combinations. Empty when it cannot fit
+/// the memory limit (it raises "Cannot fit memory" there).
+std::optional<Result> zeroBubbleHeuristic(const Problem &P);
+
+struct ExactOptions {
+  /// Give up after expanding this many states.
+  uint64_t StateBudget = 20'000'000;
+  /// A known makespan to beat (the search proves nothing better exists
+  /// when it finds nothing); +inf if none.
+  double UpperBound = 1e300;
+};
+
+struct ExactResult {
+  /// True if the search finished: Best is optimal (or, when empty, no
+  /// order beats UpperBound, which is then optimal).
+  bool Complete = false;
+  /// Why the search does not apply, when it does not.
+  std::string Skipped;
+  std::optional<Result> Best;
+  /// The optimal makespan when Complete (min of Best and UpperBound).
+  double Optimum = 0;
+  uint64_t StatesExpanded = 0;
+};
+
+/// True if the exact search applies: ranks <= 4, microbatches <= 8, no
+/// latency, and costs that are multiples of a common tick (at most 8 ticks
+/// per job).
+bool exactApplies(const Problem &P, std::string *Why = nullptr);
+
+/// Exact search for the minimum makespan under the memory limit.
+ExactResult exactSearch(const Problem &P, const ExactOptions &Opts = {});
+
+struct SynthOptions {
+  /// Use the exact search when it applies (p <= 4, m <= 8).
+  bool UseExact = true;
+  /// Use the heuristics (greedy list, V pattern search).
+  bool UseHeuristics = true;
+  uint64_t ExactStateBudget = 2'000'000;
+};
+
+/// The best order any applicable algorithm finds, or empty (infeasible:
+/// the limit is below what any schedule needs). Why says which.
+std::optional<Result> synthesize(const Problem &P, const SynthOptions &Opts,
+                                 std::string *Why = nullptr);
+
+/// The smallest memory limit any schedule can meet: 1 chunk per rank for
+/// loop placement (F I W one microbatch at a time), 2 for V placement
+/// (rank 0 holds stages 0 and S-1 at once before the first backward ...).
+int64_t minimumMemory(const Problem &P);
+
+} // namespace pps::synth

@@ -1,0 +1,134 @@
+//===- Problem.h - schedule synthesis: the problem and a fast evaluator ---===//
+//
+// Synthesis works on pure compute orders: per rank, an ordered list of
+// jobs F(m,s), I(m,s), W(m,s) (the backward is always split, as in the
+// zero-bubble papers). The evaluator times such an order with the dataflow
+// semantics of the simulator (a compute starts when its rank is free and
+// its producers have finished, plus the message latency when the producer
+// sits on another rank) and counts activation memory as the memory pass
+// does (+1 at F(m,s), -1 at W(m,s), in program order; one unit is one
+// stage's activations of one microbatch, i.e. one chunk with V placement).
+//
+// The evaluator is allocation-light and linear in the number of jobs, so
+// the search loops can call it thousands of times.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "pps/ir/Schedule.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace pps::synth {
+
+/// The three computes synthesis places.
+enum class JobKind : uint8_t { F = 0, I = 1, W = 2 };
+
+/// One compute: kind, microbatch, stage.
+struct Job {
+  JobKind Kind = JobKind::F;
+  int32_t Mb = 0;
+  int32_t Stage = 0;
+  bool operator==(const Job &O) const {
+    return Kind == O.Kind && Mb == O.Mb && Stage == O.Stage;
+  }
+};
+
+/// Costs of one stage in time units (I = input-gradient backward, the
+/// zero-bubble papers' "B").
+struct JobCost {
+  double F = 1.0;
+  double I = 1.0;
+  double W = 1.0;
+};
+
+/// What to synthesise: topology, costs, latency and the memory limit.
+struct Problem {
+  int32_t Ranks = 0;
+  int32_t Stages = 0;
+  int32_t Microbatches = 0;
+  ir::Placement Place = ir::Placement::Loop;
+  /// Stage -> rank (filled by make()).
+  llvm::SmallVector<int32_t, 16> StageToRank;
+  /// One entry per stage.
+  llvm::SmallVector<JobCost, 16> Cost;
+  /// Time of one message between ranks (time units).
+  double Latency = 0.0;
+  /// Peak activation memory per rank, in stage (chunk) units.
+  int64_t MemoryLimit = 0;
+
+  /// A problem with uniform costs and loop (stages = ranks) or V (stages =
+  /// 2 * ranks) placement.
+  static Problem make(int32_t Ranks, int32_t Microbatches, ir::Placement P,
+                      JobCost C, int64_t MemoryLimit, double Latency = 0.0);
+  /// The problem a schedule's topology and cost model describe.
+  static Problem fromSchedule(const ir::Schedule &S, int64_t MemoryLimit);
+
+  int32_t rankOf(int32_t Stage) const { return StageToRank[Stage]; }
+  double cost(JobKind K, int32_t Stage) const {
+    const JobCost &C = Cost[Stage];
+    return K == JobKind::F ? C.F : K == JobKind::I ? C.I : C.W;
+  }
+  int32_t numJobs() const { return 3 * Stages * Microbatches; }
+  /// Dense index of a job: (kind, stage, microbatch).
+  int32_t index(JobKind K, int32_t Stage, int32_t Mb) const {
+    return (int32_t(K) * Stages + Stage) * Microbatches + Mb;
+  }
+  /// Stages of a rank, ascending.
+  llvm::SmallVector<int32_t, 4> stagesOf(int32_t Rank) const;
+  /// Empty if the problem is well formed, else what is wrong (lowercase).
+  std::string validate() const;
+};
+
+/// Per rank, the jobs in program order.
+struct Order {
+  std::vector<std::vector<Job>> Ranks;
+};
+
+/// The figures of a timed order.
+struct Evaluation {
+  /// False if the order misses or repeats jobs, puts a job on the wrong
+  /// rank, or cannot run (a rank waits forever).
+  bool Valid = false;
+  std::string Error;
+  /// End of the last job (the first job starts at 0).
+  double Makespan = 0;
+  /// Per rank: end of its last job minus start of its first.
+  llvm::SmallVector<double, 8> Span;
+  /// Per rank: Span - busy time.
+  llvm::SmallVector<double, 8> Bubble;
+  /// Per rank: time not busy within [0, Makespan].
+  llvm::SmallVector<double, 8> Idle;
+  /// Per rank peak memory (chunk units).
+  llvm::SmallVector<int64_t, 8> PeakMemory;
+  int64_t MaxPeakMemory = 0;
+  /// max over ranks of Span (the zero-bubble papers' iteration time).
+  double MaxSpan = 0;
+  /// (ranks * Makespan - total busy) / (ranks * Makespan).
+  double BubbleRate = 0;
+  /// Start time per job, by Problem::index (only when asked for).
+  std::vector<double> Start;
+};
+
+/// Times an order. KeepStarts fills Evaluation::Start.
+Evaluation evaluate(const Problem &P, const Order &O, bool KeepStarts = false);
+
+/// True if A is a better result than B: lower makespan, then lower max
+/// span, then lower peak memory.
+bool better(const Evaluation &A, const Evaluation &B);
+
+/// The compute-only IR schedule of an order (costs: I and W per stage, B =
+/// I + W; memory limit set; ranks hold the jobs in order, stages explicit).
+ir::Schedule toSchedule(const Problem &P, const Order &O,
+                        const ir::Schedule *Base = nullptr);
+
+/// The order of a compute-only schedule's F/I/W actions (B counts as I
+/// followed by W). Actions of other kinds are skipped.
+Order fromIr(const ir::Schedule &S);
+
+} // namespace pps::synth

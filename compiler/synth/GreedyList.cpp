@@ -1,0 +1,319 @@
+//===- GreedyList.cpp - greedy list scheduler under a memory limit --------===//
+//
+// An event-driven list scheduler. Every rank keeps a pending decision: the
+// job it would start next and when. The rank whose decision starts earliest
+// commits it; the decisions of the ranks it feeds are then recomputed. A
+// rank chooses by a small rule with three parameters:
+//
+//  * Warm(r): how many microbatches may be between their F and their I on
+//    rank r (K * (P - 1 - r) + Base, capped by the memory limit; K = 0
+//    means "as many as memory allows"). Below it the rank prefers F, at or
+//    above it only I (1F1B-like once warm).
+//  * Slack: a pending W (which frees memory and never gates another rank)
+//    is started when it ends no later than Slack after the next F/I could
+//    start, i.e. W fills bubbles; Slack = 0 fills only true gaps.
+//  * A later-chunk reserve: with several stages per rank, an F of an early
+//    chunk leaves room for the same microbatch's later chunks, so the
+//    schedule cannot fill memory with work it cannot finish.
+//
+// When a job's producer is not placed yet its arrival is bounded below by
+// the producer rank's free time plus the producer's cost (and latency); a
+// rank never commits a job whose arrival is unknown, but may fill the gap
+// before it with a W. The sweep keeps the best variant by makespan.
+//
+//===----------------------------------------------------------------------===//
+#include "pps/synth/Algorithms.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+
+namespace pps::synth {
+
+namespace {
+
+constexpr double Inf = std::numeric_limits<double>::infinity();
+
+struct Params {
+  int K = 1;
+  int Base = 1;
+  double SlackFrac = 0;
+  bool PreferLaterChunkF = true;
+};
+
+struct Decision {
+  bool Has = false;
+  Job J;
+  double Start = Inf;
+};
+
+class Greedy {
+public:
+  Greedy(const Problem &P, const Params &Pa) : P(P), Pa(Pa) {}
+
+  bool run(Order &Out);
+
+private:
+  double end(JobKind K, int32_t S, int32_t Mb) const {
+    return End[P.index(K, S, Mb)];
+  }
+  double lat(int32_t From, int32_t To) const {
+    return P.rankOf(From) != P.rankOf(To) ? P.Latency : 0.0;
+  }
+  /// Arrival of a job's input: known (true) or a lower bound (false).
+  std::pair<double, bool> arrival(JobKind K, int32_t S, int32_t Mb) const;
+  /// A lower bound on when a job not yet placed can start.
+  double startBound(JobKind K, int32_t S, int32_t Mb, int Depth) const;
+  Decision decide(int32_t R) const;
+  void commit(int32_t R, const Decision &D);
+
+  const Problem &P;
+  Params Pa;
+  std::vector<double> End;
+  std::vector<int32_t> NF, NI, NW;
+  std::vector<int64_t> Mem, Outstanding, Warm, Remaining;
+  std::vector<double> Free;
+  std::vector<llvm::SmallVector<int32_t, 4>> StagesOf;
+  /// Per stage: stages on the same rank later in the pipeline.
+  std::vector<int32_t> Reserve;
+  /// Per stage: the least time from the end of F(m,s) to the arrival of
+  /// I(m,s)'s input (the forward below s and the backward back up).
+  std::vector<double> RoundTrip;
+  Order *Ord = nullptr;
+};
+
+std::pair<double, bool> Greedy::arrival(JobKind K, int32_t S,
+                                        int32_t Mb) const {
+  int32_t PS;
+  JobKind PK;
+  if (K == JobKind::F) {
+    if (S == 0)
+      return {0.0, true};
+    PS = S - 1;
+    PK = JobKind::F;
+  } else if (K == JobKind::I) {
+    PS = S == P.Stages - 1 ? S : S + 1;
+    PK = S == P.Stages - 1 ? JobKind::F : JobKind::I;
+  } else {
+    PS = S;
+    PK = JobKind::I;
+  }
+  double E = end(PK, PS, Mb);
+  if (E >= 0)
+    return {E + lat(PS, S), true};
+  return {startBound(PK, PS, Mb, 6) + P.cost(PK, PS) + lat(PS, S), false};
+}
+
+double Greedy::startBound(JobKind K, int32_t S, int32_t Mb, int Depth) const {
+  double Own = Free[P.rankOf(S)];
+  if (Depth == 0)
+    return Own;
+  int32_t PS;
+  JobKind PK;
+  if (K == JobKind::F) {
+    if (S == 0)
+      return Own;
+    PS = S - 1;
+    PK = JobKind::F;
+  } else {
+    PS = S == P.Stages - 1 ? S : S + 1;
+    PK = S == P.Stages - 1 ? JobKind::F : JobKind::I;
+  }
+  double E = end(PK, PS, Mb);
+  if (E < 0)
+    E = startBound(PK, PS, Mb, Depth - 1) + P.cost(PK, PS);
+  return std::max(Own, E + lat(PS, S));
+}
+
+Decision Greedy::decide(int32_t R) const {
+  Decision None;
+  if (Remaining[R] == 0)
+    return None;
+  const double T0 = Free[R];
+  const int32_t M = P.Microbatches;
+  // Best F and best I candidates (effective start, known?).
+  Decision BestF, BestI;
+  bool FKnown = false, IKnown = false;
+  bool WantF = Outstanding[R] < Warm[R];
+  for (int32_t S : StagesOf[R]) {
+    // The warm-up bound applies to a microbatch entering the rank (its
+    // first chunk); later chunks of microbatches already in are always
+    // wanted, or the rank could wait on itself.
+    bool Entering = Reserve[S] + 1 == int32_t(StagesOf[R].size());
+    if (NF[S] < M && (WantF || !Entering) &&
+        Mem[R] + 1 + Reserve[S] <= P.MemoryLimit) {
+      auto [A, Known] = arrival(JobKind::F, S, NF[S]);
+      double St = std::max(T0, A);
+      bool Better = St < BestF.Start ||
+                    (St == BestF.Start && Pa.PreferLaterChunkF);
+      if (!BestF.Has || Better) {
+        BestF = {true, {JobKind::F, NF[S], S}, St};
+        FKnown = Known;
+      }
+    }
+    if (NI[S] < NF[S]) {
+      auto [A, Known] = arrival(JobKind::I, S, NI[S]);
+      double St = std::max(T0, A);
+      if (!BestI.Has || St < BestI.Start ||
+          (St == BestI.Start && S > BestI.J.Stage)) {
+        BestI = {true, {JobKind::I, NI[S], S}, St};
+        IKnown = Known;
+      }
+    }
+  }
+  // F is preferred on ties while warming up, I otherwise.
+  Decision C;
+  bool CKnown = false;
+  if (BestF.Has && (!BestI.Has || BestF.Start <= BestI.Start)) {
+    C = BestF;
+    CKnown = FKnown;
+  } else if (BestI.Has) {
+    C = BestI;
+    CKnown = IKnown;
+  }
+  if (BestF.Has && BestI.Has && BestI.Start == BestF.Start && !WantF) {
+    C = BestI;
+    CKnown = IKnown;
+  }
+  // A pending W (oldest first, any stage of the rank).
+  Decision W;
+  for (int32_t S : StagesOf[R])
+    if (NW[S] < NI[S]) {
+      double St = std::max(T0, end(JobKind::I, S, NW[S]));
+      if (!W.Has || St < W.Start)
+        W = {true, {JobKind::W, NW[S], S}, St};
+    }
+  if (W.Has) {
+    double WCost = P.cost(JobKind::W, W.J.Stage);
+    if (!C.Has || W.Start + WCost <= C.Start + Pa.SlackFrac * WCost + 1e-12)
+      return W;
+  }
+  if (C.Has && CKnown)
+    return C;
+  return None;
+}
+
+void Greedy::commit(int32_t R, const Decision &D) {
+  const Job &J = D.J;
+  double C = P.cost(J.Kind, J.Stage);
+  End[P.index(J.Kind, J.Stage, J.Mb)] = D.Start + C;
+  Free[R] = D.Start + C;
+  --Remaining[R];
+  switch (J.Kind) {
+  case JobKind::F:
+    ++NF[J.Stage];
+    ++Mem[R];
+    if (Reserve[J.Stage] + 1 == int32_t(StagesOf[R].size()))
+      ++Outstanding[R];
+    break;
+  case JobKind::I:
+    ++NI[J.Stage];
+    if (Reserve[J.Stage] + 1 == int32_t(StagesOf[R].size()))
+      --Outstanding[R];
+    break;
+  case JobKind::W:
+    ++NW[J.Stage];
+    --Mem[R];
+    break;
+  }
+  Ord->Ranks[R].push_back(J);
+}
+
+bool Greedy::run(Order &Out) {
+  const int32_t Ranks = P.Ranks, S = P.Stages, M = P.Microbatches;
+  Ord = &Out;
+  Out.Ranks.assign(Ranks, {});
+  End.assign(P.numJobs(), -1.0);
+  NF.assign(S, 0);
+  NI.assign(S, 0);
+  NW.assign(S, 0);
+  Mem.assign(Ranks, 0);
+  Outstanding.assign(Ranks, 0);
+  Free.assign(Ranks, 0.0);
+  Remaining.assign(Ranks, 0);
+  Warm.assign(Ranks, 0);
+  StagesOf.assign(Ranks, {});
+  Reserve.assign(S, 0);
+  for (int32_t R = 0; R < Ranks; ++R) {
+    StagesOf[R] = P.stagesOf(R);
+    Remaining[R] = 3 * int64_t(StagesOf[R].size()) * M;
+    for (size_t I = 0; I < StagesOf[R].size(); ++I)
+      Reserve[StagesOf[R][I]] = int32_t(StagesOf[R].size() - 1 - I);
+    int64_t Chunks = StagesOf[R].size();
+    int64_t W = Pa.K == 0 ? P.MemoryLimit
+                          : int64_t(Pa.K) * (Ranks - 1 - R) * Chunks + Pa.Base;
+    Warm[R] = std::clamp<int64_t>(W, 1, P.MemoryLimit);
+  }
+  RoundTrip.assign(S, 0.0);
+  for (int32_t St = S - 2; St >= 0; --St)
+    RoundTrip[St] = RoundTrip[St + 1] + 2 * lat(St, St + 1) +
+                    P.cost(JobKind::F, St + 1) + P.cost(JobKind::I, St + 1);
+  if (Pa.PreferLaterChunkF)
+    for (auto &L : StagesOf) // visit later chunks first so ties go to them
+      std::reverse(L.begin(), L.end());
+
+  std::vector<Decision> Pending(Ranks);
+  for (int32_t R = 0; R < Ranks; ++R)
+    Pending[R] = decide(R);
+  int64_t Left = P.numJobs();
+  llvm::SmallVector<int32_t, 8> Touched;
+  while (Left > 0) {
+    int32_t Best = -1;
+    for (int32_t R = 0; R < Ranks; ++R)
+      if (Pending[R].Has &&
+          (Best < 0 || Pending[R].Start < Pending[Best].Start))
+        Best = R;
+    if (Best < 0)
+    {
+      return false; // every rank waits: the rule deadlocked
+    }
+    commit(Best, Pending[Best]);
+    --Left;
+    Touched.clear();
+    Touched.push_back(Best);
+    for (int32_t St : StagesOf[Best]) {
+      if (St > 0)
+        Touched.push_back(P.rankOf(St - 1));
+      if (St + 1 < S)
+        Touched.push_back(P.rankOf(St + 1));
+    }
+    for (int32_t R : Touched)
+      Pending[R] = decide(R);
+  }
+  return true;
+}
+
+} // namespace
+
+std::optional<Result> greedyList(const Problem &P) {
+  std::optional<Result> Best;
+  static const int Ks[] = {0, 1, 2, 3};
+  static const int Bases[] = {0, 1, 2, 3};
+  static const double Slacks[] = {0.0, 0.5, 1.0, 1e9};
+  for (int K : Ks)
+    for (int Base : Bases) {
+      if (K == 0 && Base > 0)
+        continue;
+      for (double Slack : Slacks)
+        for (bool Later : {true, false}) {
+          if (!Later && P.Stages == P.Ranks)
+            continue;
+          Params Pa{K, Base, Slack, Later};
+          Order O;
+          if (!Greedy(P, Pa).run(O))
+            continue;
+          Evaluation E = evaluate(P, O);
+          if (!E.Valid || E.MaxPeakMemory > P.MemoryLimit)
+            continue;
+          if (!Best || better(E, Best->Eval))
+            Best = Result{std::move(O), std::move(E),
+                          fmt::format("greedy(k={},base={},slack={},{})", K,
+                                      Base, Slack >= 1e9 ? -1.0 : Slack,
+                                      Later ? "late-first" : "early-first")};
+        }
+    }
+  return Best;
+}
+
+} // namespace pps::synth

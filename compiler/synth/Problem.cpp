@@ -1,0 +1,290 @@
+//===- Problem.cpp - synthesis problem, evaluator, IR conversion ----------===//
+#include "pps/synth/Problem.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace pps::synth {
+
+Problem Problem::make(int32_t Ranks, int32_t Microbatches, ir::Placement Pl,
+                      JobCost C, int64_t MemoryLimit, double Latency) {
+  Problem P;
+  P.Ranks = Ranks;
+  P.Microbatches = Microbatches;
+  P.Place = Pl;
+  P.Stages = Pl == ir::Placement::V ? 2 * Ranks : Ranks;
+  P.Latency = Latency;
+  P.MemoryLimit = MemoryLimit;
+  P.Cost.assign(std::max(P.Stages, 0), C);
+  ir::Topology T;
+  T.Ranks = Ranks;
+  T.Stages = P.Stages;
+  if (T.place(Pl))
+    P.StageToRank.assign(T.StageToRank.begin(), T.StageToRank.end());
+  return P;
+}
+
+Problem Problem::fromSchedule(const ir::Schedule &S, int64_t MemoryLimit) {
+  Problem P;
+  P.Ranks = S.Topo.Ranks;
+  P.Stages = S.Topo.Stages;
+  P.Microbatches = S.Topo.Microbatches;
+  P.Place = S.Topo.Place;
+  P.StageToRank.assign(S.Topo.StageToRank.begin(), S.Topo.StageToRank.end());
+  for (int32_t St = 0; St < P.Stages; ++St) {
+    const ir::StageCost &C = S.Cost.stage(St);
+    P.Cost.push_back({C.F, C.I, C.W});
+  }
+  P.Latency = S.Cost.messageTime(ir::ActionKind::SendF);
+  P.MemoryLimit = MemoryLimit;
+  return P;
+}
+
+llvm::SmallVector<int32_t, 4> Problem::stagesOf(int32_t Rank) const {
+  llvm::SmallVector<int32_t, 4> Out;
+  for (int32_t S = 0; S < Stages; ++S)
+    if (StageToRank[S] == Rank)
+      Out.push_back(S);
+  return Out;
+}
+
+std::string Problem::validate() const {
+  if (Ranks < 1)
+    return "synthesis needs at least one rank";
+  if (Microbatches < 1)
+    return "synthesis needs at least one microbatch";
+  if (Stages < Ranks || int32_t(StageToRank.size()) != Stages)
+    return fmt::format("synthesis supports loop placement with one stage per "
+                       "rank and v placement with two; got {} stages on {} "
+                       "ranks",
+                       Stages, Ranks);
+  for (int32_t R : StageToRank)
+    if (R < 0 || R >= Ranks)
+      return "a stage is placed on a rank that does not exist";
+  for (int32_t R = 0; R < Ranks; ++R)
+    if (stagesOf(R).empty())
+      return fmt::format("rank {} holds no stage", R);
+  if (int32_t(Cost.size()) != Stages)
+    return "the cost model does not give every stage a cost";
+  for (const JobCost &C : Cost)
+    if (!(C.F > 0) || !(C.I > 0) || !(C.W >= 0) || !std::isfinite(C.F) ||
+        !std::isfinite(C.I) || !std::isfinite(C.W))
+      return "synthesis needs positive, finite F and I costs and W >= 0";
+  if (!(Latency >= 0) || !std::isfinite(Latency))
+    return "the communication latency must be finite and >= 0";
+  if (MemoryLimit < 1)
+    return fmt::format("the memory limit must be at least 1, got {}",
+                       MemoryLimit);
+  return {};
+}
+
+Evaluation evaluate(const Problem &P, const Order &O, bool KeepStarts) {
+  Evaluation E;
+  const int32_t N = P.numJobs();
+  auto Fail = [&](std::string Msg) {
+    E.Valid = false;
+    E.Error = std::move(Msg);
+    return E;
+  };
+  if (int32_t(O.Ranks.size()) != P.Ranks)
+    return Fail("the order has the wrong number of ranks");
+  std::vector<double> End(N, -1.0), Start(N, 0.0);
+  std::vector<uint8_t> Seen(N, 0);
+  size_t Total = 0;
+  for (int32_t R = 0; R < P.Ranks; ++R) {
+    for (const Job &J : O.Ranks[R]) {
+      if (J.Stage < 0 || J.Stage >= P.Stages || J.Mb < 0 ||
+          J.Mb >= P.Microbatches)
+        return Fail("a job is out of range");
+      if (P.rankOf(J.Stage) != R)
+        return Fail(fmt::format("job on stage {} placed on rank {}", J.Stage,
+                                R));
+      int32_t Id = P.index(J.Kind, J.Stage, J.Mb);
+      if (Seen[Id]++)
+        return Fail("a job appears twice");
+    }
+    Total += O.Ranks[R].size();
+  }
+  if (Total != size_t(N))
+    return Fail("the order misses jobs");
+
+  // Time the order: sweep the ranks, advancing each as far as its producers
+  // allow, until every job ran or no rank can move.
+  std::vector<size_t> Ptr(P.Ranks, 0);
+  std::vector<double> Free(P.Ranks, 0.0), Busy(P.Ranks, 0.0);
+  size_t Done = 0;
+  bool Progress = true;
+  const int32_t S = P.Stages;
+  while (Progress && Done < Total) {
+    Progress = false;
+    for (int32_t R = 0; R < P.Ranks; ++R) {
+      const std::vector<Job> &Jobs = O.Ranks[R];
+      while (Ptr[R] < Jobs.size()) {
+        const Job &J = Jobs[Ptr[R]];
+        double Ready = Free[R];
+        int32_t Dep = -1;
+        if (J.Kind == JobKind::F) {
+          if (J.Stage > 0)
+            Dep = P.index(JobKind::F, J.Stage - 1, J.Mb);
+        } else if (J.Kind == JobKind::I) {
+          Dep = J.Stage == S - 1 ? P.index(JobKind::F, J.Stage, J.Mb)
+                                 : P.index(JobKind::I, J.Stage + 1, J.Mb);
+        } else {
+          Dep = P.index(JobKind::I, J.Stage, J.Mb);
+        }
+        if (Dep >= 0) {
+          if (End[Dep] < 0)
+            break;
+          int32_t DepStage = (Dep / P.Microbatches) % S;
+          double Arr = End[Dep] + (P.rankOf(DepStage) != R ? P.Latency : 0.0);
+          Ready = std::max(Ready, Arr);
+        }
+        int32_t Id = P.index(J.Kind, J.Stage, J.Mb);
+        double C = P.cost(J.Kind, J.Stage);
+        Start[Id] = Ready;
+        End[Id] = Ready + C;
+        Free[R] = Ready + C;
+        Busy[R] += C;
+        ++Ptr[R];
+        ++Done;
+        Progress = true;
+      }
+    }
+  }
+  if (Done < Total) {
+    for (int32_t R = 0; R < P.Ranks; ++R)
+      if (Ptr[R] < O.Ranks[R].size()) {
+        const Job &J = O.Ranks[R][Ptr[R]];
+        return Fail(fmt::format("rank {} waits forever at {}{}@{}", R,
+                                "FIW"[int(J.Kind)], J.Mb, J.Stage));
+      }
+  }
+
+  E.Valid = true;
+  double TotalBusy = 0;
+  for (int32_t R = 0; R < P.Ranks; ++R) {
+    const std::vector<Job> &Jobs = O.Ranks[R];
+    double First = 0, Last = 0;
+    if (!Jobs.empty()) {
+      const Job &J0 = Jobs.front(), &J1 = Jobs.back();
+      First = Start[P.index(J0.Kind, J0.Stage, J0.Mb)];
+      Last = End[P.index(J1.Kind, J1.Stage, J1.Mb)];
+    }
+    E.Span.push_back(Last - First);
+    E.Bubble.push_back(Last - First - Busy[R]);
+    E.Makespan = std::max(E.Makespan, Last);
+    E.MaxSpan = std::max(E.MaxSpan, Last - First);
+    TotalBusy += Busy[R];
+    int64_t Mem = 0, Peak = 0;
+    for (const Job &J : Jobs) {
+      if (J.Kind == JobKind::F)
+        Peak = std::max(Peak, ++Mem);
+      else if (J.Kind == JobKind::W)
+        --Mem;
+    }
+    E.PeakMemory.push_back(Peak);
+    E.MaxPeakMemory = std::max(E.MaxPeakMemory, Peak);
+  }
+  for (int32_t R = 0; R < P.Ranks; ++R)
+    E.Idle.push_back(E.Makespan - Busy[R]);
+  E.BubbleRate = E.Makespan > 0
+                     ? (P.Ranks * E.Makespan - TotalBusy) /
+                           (P.Ranks * E.Makespan)
+                     : 0.0;
+  if (KeepStarts)
+    E.Start = std::move(Start);
+  return E;
+}
+
+bool better(const Evaluation &A, const Evaluation &B) {
+  if (!A.Valid || !B.Valid)
+    return A.Valid && !B.Valid;
+  const double Eps = 1e-9;
+  if (A.Makespan < B.Makespan - Eps)
+    return true;
+  if (A.Makespan > B.Makespan + Eps)
+    return false;
+  if (A.MaxSpan < B.MaxSpan - Eps)
+    return true;
+  if (A.MaxSpan > B.MaxSpan + Eps)
+    return false;
+  return A.MaxPeakMemory < B.MaxPeakMemory;
+}
+
+ir::Schedule toSchedule(const Problem &P, const Order &O,
+                        const ir::Schedule *Base) {
+  ir::Schedule S;
+  if (Base) {
+    S.Name = Base->Name;
+    S.Cost = Base->Cost;
+    S.Comm = Base->Comm;
+    S.Fsdp = Base->Fsdp;
+    S.DeclLoc = Base->DeclLoc;
+  }
+  S.Topo.Ranks = P.Ranks;
+  S.Topo.Stages = P.Stages;
+  S.Topo.Microbatches = P.Microbatches;
+  S.Topo.Place = P.Place;
+  S.Topo.StageToRank.assign(P.StageToRank.begin(), P.StageToRank.end());
+  if (!Base) {
+    S.Name = "synth";
+    S.Cost.Latency = P.Latency;
+    bool Uniform = std::all_of(P.Cost.begin(), P.Cost.end(), [&](const JobCost &C) {
+      return C.F == P.Cost[0].F && C.I == P.Cost[0].I && C.W == P.Cost[0].W;
+    });
+    auto ToStage = [](const JobCost &C) {
+      ir::StageCost SC;
+      SC.F = C.F;
+      SC.I = C.I;
+      SC.W = C.W;
+      SC.B = C.I + C.W;
+      return SC;
+    };
+    S.Cost.Default = ToStage(P.Cost.empty() ? JobCost{} : P.Cost[0]);
+    if (!Uniform)
+      for (const JobCost &C : P.Cost)
+        S.Cost.PerStage.push_back(ToStage(C));
+  }
+  S.MemoryLimit = P.MemoryLimit;
+  S.resetRanks();
+  static const ir::ActionKind Kinds[] = {ir::ActionKind::F, ir::ActionKind::I,
+                                         ir::ActionKind::W};
+  for (int32_t R = 0; R < P.Ranks && R < int32_t(O.Ranks.size()); ++R) {
+    std::vector<ir::Action> &Out = S.Ranks[R].Actions;
+    Out.reserve(O.Ranks[R].size());
+    for (const Job &J : O.Ranks[R])
+      Out.push_back(ir::Action::compute(Kinds[int(J.Kind)], J.Mb, J.Stage,
+                                        Base ? Base->DeclLoc : NoLoc));
+  }
+  return S;
+}
+
+Order fromIr(const ir::Schedule &S) {
+  Order O;
+  O.Ranks.resize(S.Ranks.size());
+  for (size_t R = 0; R < S.Ranks.size(); ++R)
+    for (const ir::Action &A : S.Ranks[R].Actions) {
+      switch (A.Kind) {
+      case ir::ActionKind::F:
+        O.Ranks[R].push_back({JobKind::F, A.Microbatch, A.Stage});
+        break;
+      case ir::ActionKind::I:
+        O.Ranks[R].push_back({JobKind::I, A.Microbatch, A.Stage});
+        break;
+      case ir::ActionKind::W:
+        O.Ranks[R].push_back({JobKind::W, A.Microbatch, A.Stage});
+        break;
+      case ir::ActionKind::B:
+        O.Ranks[R].push_back({JobKind::I, A.Microbatch, A.Stage});
+        O.Ranks[R].push_back({JobKind::W, A.Microbatch, A.Stage});
+        break;
+      default:
+        break;
+      }
+    }
+  return O;
+}
+
+} // namespace pps::synth

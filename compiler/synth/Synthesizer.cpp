@@ -1,0 +1,71 @@
+//===- Synthesizer.cpp - run the applicable algorithms, keep the best -----===//
+//
+// The portfolio: the greedy list scheduler (every placement), the seed-004
+// pattern search (V placement), and the exact search when the problem is
+// small enough (its incumbent is the best heuristic result, so it only has
+// to prove nothing is better, or find what is). The published zero-bubble
+// heuristic is not in the portfolio: it is the baseline the tests compare
+// against.
+//
+//===----------------------------------------------------------------------===//
+#include "pps/synth/Algorithms.h"
+
+#include <fmt/format.h>
+
+namespace pps::synth {
+
+int64_t minimumMemory(const Problem &P) {
+  int64_t Min = 1;
+  for (int32_t R = 0; R < P.Ranks; ++R)
+    Min = std::max<int64_t>(Min, P.stagesOf(R).size());
+  return Min;
+}
+
+std::optional<Result> synthesize(const Problem &P, const SynthOptions &Opts,
+                                 std::string *Why) {
+  auto Fail = [&](std::string Msg) -> std::optional<Result> {
+    if (Why)
+      *Why = std::move(Msg);
+    return std::nullopt;
+  };
+  std::string Bad = P.validate();
+  if (!Bad.empty())
+    return Fail(Bad);
+  int64_t Min = minimumMemory(P);
+  if (P.MemoryLimit < Min)
+    return Fail(fmt::format(
+        "no schedule fits {} activation{} per rank: {} placement needs at "
+        "least {}",
+        P.MemoryLimit, P.MemoryLimit == 1 ? "" : "s",
+        ir::placementName(P.Place), Min));
+
+  std::optional<Result> Best;
+  auto Offer = [&](std::optional<Result> R) {
+    if (R && R->Eval.Valid && R->Eval.MaxPeakMemory <= P.MemoryLimit &&
+        (!Best || better(R->Eval, Best->Eval)))
+      Best = std::move(R);
+  };
+  if (Opts.UseHeuristics) {
+    Offer(greedyList(P));
+    if (P.Place == ir::Placement::V)
+      Offer(vPatternSearch(P));
+  }
+  if (Opts.UseExact && exactApplies(P)) {
+    ExactOptions EO;
+    EO.StateBudget = Opts.ExactStateBudget;
+    if (Best)
+      EO.UpperBound = Best->Eval.Makespan;
+    ExactResult ER = exactSearch(P, EO);
+    if (ER.Best)
+      Offer(std::move(ER.Best));
+    else if (ER.Complete && Best)
+      Best->Algorithm += " (proved optimal)";
+  }
+  if (!Best)
+    return Fail(fmt::format("no algorithm found a schedule within {} "
+                            "activations per rank",
+                            P.MemoryLimit));
+  return Best;
+}
+
+} // namespace pps::synth

@@ -1,0 +1,523 @@
+//===- VPattern.cpp - repeating-pattern search for V placement ------------===//
+//
+// The search of "Pipeline Parallelism with Controllable Memory" (seed 004),
+// for V placement: rank i holds stage i (chunk 0: F forward, b backward, w
+// weight) and stage 2P-1-i (chunk 1: f forward, B backward, W weight).
+//
+//  1. A pattern is the slot of each of F f B b W w in a period of 6 on
+//     rank 0; W and w take the first free slot after their B and b.
+//  2. Each next rank's pattern shifts F and B by +k and f and b by -1 slot
+//     (k = 1..5), with one k for the first len0 ranks and another after.
+//  3. Repeating the patterns and keeping microbatch j's slots gives the
+//     steady state; the warmup is squeezed (F and f front-loaded up to the
+//     peak the steady state already needs) and the cooldown reorganised
+//     (B and b as tight as dependencies allow, W and w in the gaps), both
+//     without raising the peak; patterns whose result needs more memory
+//     than the limit are dropped.
+//  4. Every surviving order is timed by our evaluator; the best is kept.
+//
+// The rows are strings of slot characters, as in the paper, so each step
+// can be checked against it; a step that would break an invariant the
+// paper asserts drops the candidate instead. For P > 8 the split point
+// len0 is sampled (at most 8 values) so P = 32 stays well under a second.
+//
+//===----------------------------------------------------------------------===//
+#include "pps/synth/Algorithms.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <string>
+#include <string_view>
+
+namespace pps::synth {
+
+namespace {
+
+constexpr int Period = 6;
+using Pattern = std::array<int, 6>; // slots of F f B b W w, -1 = none
+using Rows = std::vector<std::string>;
+const char *const Notation = "FfBbWw";
+
+int peakMemory(const Rows &S) {
+  int Max = 0;
+  for (const std::string &Row : S) {
+    int Mem = 0;
+    for (char C : Row) {
+      if (C == 'F' || C == 'f')
+        Max = std::max(Max, ++Mem);
+      else if (C == 'W' || C == 'w')
+        --Mem;
+    }
+  }
+  return Max;
+}
+
+Pattern fillW(Pattern Pt) {
+  bool Vis[Period] = {};
+  for (int V : Pt)
+    if (V >= 0)
+      Vis[V] = true;
+  for (auto [B, W] : {std::pair{2, 4}, std::pair{3, 5}})
+    for (int J = 0; J < Period; ++J) {
+      int Pos = (Pt[B] + J) % Period;
+      if (!Vis[Pos]) {
+        Pt[W] = Pos;
+        Vis[Pos] = true;
+        break;
+      }
+    }
+  return Pt;
+}
+
+bool wholePattern(const Pattern &P0, const std::array<int, 4> &Off0,
+                  const std::array<int, 4> &Off1, int Len0, int P,
+                  std::vector<Pattern> &Out) {
+  Out.assign(1, P0);
+  for (int I = 0; I + 1 < P; ++I) {
+    const Pattern &Last = Out[I];
+    Pattern New;
+    New.fill(-1);
+    bool Vis[Period] = {};
+    const auto &Off = I < Len0 ? Off0 : Off1;
+    for (int V = 0; V < 4; ++V) {
+      int Pos = ((Last[V] + Off[V]) % Period + Period) % Period;
+      if (Vis[Pos])
+        return false;
+      Vis[Pos] = true;
+      New[V] = Pos;
+    }
+    Out.push_back(fillW(New));
+  }
+  return true;
+}
+
+/// Builds, squeezes and reorganises the rows of one pattern set; false if
+/// a step's invariant fails.
+class PatternSchedule {
+public:
+  PatternSchedule(int P, int M) : P(P), M(M) {}
+  bool build(const std::vector<Pattern> &Pats, Rows &Out, int &Peak);
+
+private:
+  void clearRun(Rows &S, int Row, int Pos, int Step) {
+    while (Pos >= 0 && Pos < int(S[Row].size())) {
+      S[Row][Pos] = ' ';
+      Pos += Step * Period;
+    }
+  }
+  void clearInvalid(Rows &S, int MM);
+  bool warmup(Rows &S, int MM);
+  bool squeeze(Rows &S, int MM);
+  bool cooldown(Rows &S);
+
+  int P, M;
+};
+
+void PatternSchedule::clearInvalid(Rows &S, int MM) {
+  int Index = Period;
+  const int Len = int(S[0].size());
+  for (char Id : {'F', 'f', 'B', 'b'}) {
+    bool Down = Id == 'F' || Id == 'B';
+    for (int K = 0; K < P; ++K) {
+      int I = Down ? K : P - 1 - K;
+      for (int J = 0; J < Period; ++J) {
+        if (Index < Len && S[I][Index] == Id) {
+          clearRun(S, I, Index - Period, -1);
+          clearRun(S, I, Index + Period * MM, 1);
+          ++Index;
+          if (Id == 'B' || Id == 'b') {
+            char WId = Id == 'B' ? 'W' : 'w';
+            for (int X = 0; X < Period; ++X)
+              if (Index + X < Len && S[I][Index + X] == WId) {
+                clearRun(S, I, Index + X - Period, -1);
+                clearRun(S, I, Index + X + Period * MM, 1);
+                break;
+              }
+          }
+          break;
+        }
+        ++Index;
+      }
+    }
+  }
+}
+
+bool PatternSchedule::warmup(Rows &S, int MM) {
+  int Peak = std::min(peakMemory(S), 2 * P);
+  std::vector<int> CntF(P), CntFF(P);
+  for (int I = 0; I < P; ++I) {
+    CntFF[I] = std::min({I + 1, Peak / 2, MM});
+    CntF[I] = std::min(Peak - CntFF[I], MM);
+  }
+  int Dist = 0;
+  {
+    const std::string &Last = S[P - 1];
+    size_t J = Last.find('B');
+    if (J != std::string::npos) {
+      size_t K = Last.find('b', J);
+      if (K != std::string::npos)
+        Dist = int(K - J);
+    }
+  }
+  const int Len = int(S[0].size());
+  for (int I = 0; I < P; ++I) {
+    std::string &Row = S[I];
+    int CF = 0, CFF = 0, CB = 0, CW = 0;
+    for (int J = 0; J < Len; ++J) {
+      char C = Row[J];
+      if (C == 'F') {
+        ++CF;
+      } else if (C == 'f') {
+        ++CFF;
+      } else if (C == 'B') {
+        ++CB;
+      } else if (C == 'W') {
+        ++CW;
+      } else if (C == 'b') {
+        for (int X = J; X < Len; ++X) {
+          char D = Row[X];
+          if (D == 'f' && CFF < CntFF[P - 1]) {
+            Row[X] = ' ';
+            ++CFF;
+          }
+          if (D == 'B' && CB < CFF &&
+              (CB < (2 * (P - I) + Dist) / 3 || CB < CntFF[P - 1] - CntFF[I])) {
+            Row[X] = ' ';
+            ++CB;
+          }
+          if (D == 'W' && CW < CB &&
+              (CW < (2 * (P - I) + Dist - 1) / 3 ||
+               CW < CntFF[P - 1] - CntFF[I])) {
+            Row[X] = ' ';
+            ++CW;
+          }
+        }
+        for (int X = J; X < Len; ++X)
+          if (Row[X] == 'F' &&
+              (CF < CFF || CF < CntF[I] ||
+               CF - CntF[I] + CFF - CntFF[I] < CW - 1)) {
+            Row[X] = ' ';
+            ++CF;
+          }
+        break;
+      } else if (C != ' ') {
+        return false;
+      }
+      Row[J] = ' ';
+    }
+    if (CF < CntF[I] || CFF < CntFF[I] || CW < CntFF[P - 1] - CntFF[I] ||
+        CB < CntFF[P - 1] - CntFF[I])
+      return false;
+    int J = I, UF = 0, UFF = 0, UB = 0, UW = 0;
+    auto Set = [&](char C) {
+      if (J >= Len)
+        return false;
+      Row[J] = C;
+      return true;
+    };
+    for (int K = 0; K < 2 * (P - 1 - I); ++K) {
+      if (UF < CntF[I] && UF < CF) {
+        if (!Set('F'))
+          return false;
+        ++UF;
+      }
+      ++J;
+    }
+    for (int K = 0; K < I + 1; ++K) {
+      if (UF < CntF[I] && UF < CF) {
+        if (!Set('F'))
+          return false;
+        ++UF;
+      }
+      ++J;
+      if (UFF < CntFF[I] && UFF < CFF) {
+        if (!Set('f'))
+          return false;
+        ++UFF;
+      }
+      ++J;
+    }
+    while (UF < CF || UFF < CFF || UB < CB || UW < CW) {
+      if (UB < CB) {
+        if (!Set('B'))
+          return false;
+        ++UB;
+      }
+      ++J;
+      if (UW < CW) {
+        if (!Set('W'))
+          return false;
+        ++UW;
+      }
+      ++J;
+      if (UFF < CFF) {
+        if (UFF >= UF || !Set('f'))
+          return false;
+        ++UFF;
+      } else if (UF < CF) {
+        if (!Set('F'))
+          return false;
+        ++UF;
+      }
+      ++J;
+    }
+  }
+  return true;
+}
+
+bool PatternSchedule::squeeze(Rows &S, int MM) {
+  const int Len = int(S[0].size());
+  Rows Out(P, std::string(Len, ' '));
+  std::vector<std::array<int, 6>> Cnt(P, {0, 0, 0, 0, 0, 0});
+  std::vector<std::array<int, 6>> Idx(size_t(P) * MM);
+  for (auto &A : Idx)
+    A.fill(-1);
+  std::vector<int> StageIndex(P, 0);
+  auto Slot = [](char C) { return int(std::string_view("FfBbWw").find(C)); };
+  for (int J = 0; J < Len; ++J)
+    for (int Dir = 0; Dir < 2; ++Dir)
+      for (int K = 0; K < P; ++K) {
+        int I = Dir == 0 ? K : P - 1 - K;
+        char Id = S[I][J];
+        if (Id == ' ')
+          continue;
+        bool Lower = Id == 'f' || Id == 'b' || Id == 'w';
+        if ((Dir == 0) == Lower)
+          continue;
+        int Sl = Slot(Id);
+        int C = Cnt[I][Sl];
+        if (C >= MM)
+          return false;
+        int Index;
+        if (Id == 'W' || Id == 'w' || (I == 0 && (Id == 'F' || Id == 'B')) ||
+            (I == P - 1 && (Id == 'f' || Id == 'b'))) {
+          Index = StageIndex[I];
+        } else if (Id == 'F' || Id == 'B') {
+          int Prev = Idx[size_t(C) * P + I - 1][Sl];
+          if (Prev < 0)
+            return false;
+          Index = std::max(Prev + 1, StageIndex[I]);
+        } else {
+          int Prev = Idx[size_t(C) * P + I + 1][Sl];
+          if (Prev < 0)
+            return false;
+          Index = std::max(Prev + 1, StageIndex[I]);
+        }
+        if (Index >= Len)
+          return false;
+        Out[I][Index] = Id;
+        Cnt[I][Sl] = C + 1;
+        Idx[size_t(C) * P + I][Sl] = Index;
+        StageIndex[I] = Index + 1;
+      }
+  S = std::move(Out);
+  return true;
+}
+
+bool PatternSchedule::cooldown(Rows &S) {
+  int Peak = peakMemory(S);
+  if (Peak > 2 * P)
+    return false;
+  int MaxBB = std::min((Peak + 1) / 2, M);
+  int MaxB = std::min(Peak - MaxBB, M);
+  const int Len = int(S[0].size());
+  int Starting = -1;
+  for (int I = 0; I < P; ++I) {
+    std::string &Row = S[I];
+    int CB = 0, CBB = 0, CW = 0, CWW = 0, LastFF = -1;
+    for (int J = Len - 1; J >= 0; --J) {
+      char C = Row[J];
+      if (C == 'f' && LastFF == -1)
+        LastFF = J;
+      if (C == 'B' && CB < I + 1 && CB < MaxB) {
+        Row[J] = ' ';
+        ++CB;
+      }
+      if (C == 'b' && CBB < MaxBB) {
+        Row[J] = ' ';
+        ++CBB;
+      }
+    }
+    for (int J = Len - 1; J >= 0; --J) {
+      char C = Row[J];
+      if (C == 'W' && CW + CWW < Peak) {
+        Row[J] = ' ';
+        ++CW;
+      }
+      if (C == 'w' && CW + CWW < Peak) {
+        Row[J] = ' ';
+        ++CWW;
+      }
+    }
+    if (I == 0)
+      Starting = LastFF;
+    for (int K = 0; K < CBB; ++K) {
+      int Index = Starting - I + 2 * P - 2 * K;
+      if (Index < 0 || Index >= Len || Row[Index] != ' ')
+        return false;
+      Row[Index] = 'b';
+    }
+    for (int K = 0; K < CB; ++K) {
+      int Index = Starting + 1 + I - 2 * K;
+      if (Index < 0 || Index >= Len || Row[Index] != ' ')
+        return false;
+      Row[Index] = 'B';
+    }
+  }
+  if (!squeeze(S, M))
+    return false;
+  for (int I = 0; I < P; ++I) {
+    std::string &Row = S[I];
+    int CW = 0, CWW = 0, LastW = -2;
+    for (int J = Len - 1; J >= 0; --J)
+      if (Row[J] == 'W' || Row[J] == 'w') {
+        if (LastW < 0) {
+          Row[J] = ' ';
+          ++LastW;
+        } else {
+          LastW = J;
+          break;
+        }
+      }
+    for (int J = 0; J < Len; ++J) {
+      char C = Row[J];
+      if (C == 'B')
+        ++CW;
+      else if (C == 'b')
+        ++CWW;
+      else if (C == 'W')
+        --CW;
+      else if (C == 'w')
+        --CWW;
+      if (C == ' ' && J > LastW) {
+        if (CW > 0) {
+          Row[J] = 'W';
+          --CW;
+        } else if (CWW > 0) {
+          Row[J] = 'w';
+          --CWW;
+        }
+      }
+    }
+  }
+  return squeeze(S, M);
+}
+
+bool PatternSchedule::build(const std::vector<Pattern> &Pats, Rows &S,
+                            int &Peak) {
+  int MM = std::max(M, 2 * P);
+  int Reps = 4 * P + MM + 1;
+  S.assign(P, {});
+  for (int I = 0; I < P; ++I) {
+    std::string One(Period, ' ');
+    for (int V = 0; V < Period; ++V)
+      if (Pats[I][V] >= 0)
+        One[Pats[I][V]] = Notation[V];
+    S[I].reserve(size_t(Reps) * Period);
+    for (int R = 0; R < Reps; ++R)
+      S[I] += One;
+  }
+  clearInvalid(S, MM);
+  int InitPeak = peakMemory(S);
+  if (InitPeak > 2 * P)
+    return false;
+  if (!warmup(S, MM))
+    return false;
+  for (std::string &Row : S) {
+    int Cnt[6] = {};
+    for (char &C : Row) {
+      if (C == ' ')
+        continue;
+      int Sl = int(std::string_view("FfBbWw").find(C));
+      if (Cnt[Sl] >= M)
+        C = ' ';
+      else
+        ++Cnt[Sl];
+    }
+  }
+  if (peakMemory(S) > InitPeak)
+    return false;
+  if (!squeeze(S, M) || !cooldown(S))
+    return false;
+  Peak = peakMemory(S);
+  return Peak <= InitPeak;
+}
+
+/// Rows to an order: rank i holds stage i (F b w) and 2P-1-i (f B W).
+Order toOrder(const Rows &S, int P) {
+  Order O;
+  O.Ranks.assign(P, {});
+  for (int I = 0; I < P; ++I) {
+    int Cnt[6] = {};
+    for (char C : S[I]) {
+      if (C == ' ')
+        continue;
+      int Sl = int(std::string_view("FfBbWw").find(C));
+      bool Chunk1 = C == 'f' || C == 'B' || C == 'W';
+      int32_t Stage = Chunk1 ? 2 * P - 1 - I : I;
+      JobKind K = (C == 'F' || C == 'f')   ? JobKind::F
+                  : (C == 'B' || C == 'b') ? JobKind::I
+                                           : JobKind::W;
+      O.Ranks[I].push_back({K, Cnt[Sl]++, Stage});
+    }
+  }
+  return O;
+}
+
+} // namespace
+
+std::optional<Result> vPatternSearch(const Problem &P) {
+  if (P.Place != ir::Placement::V || P.Stages != 2 * P.Ranks ||
+      !P.validate().empty() || P.Ranks < 2)
+    return std::nullopt;
+  const int R = P.Ranks, M = P.Microbatches;
+  std::vector<Pattern> Patterns;
+  for (int FF = 1; FF < Period; ++FF)
+    for (int B = 1; B < Period; ++B)
+      for (int BB = 1; BB < Period; ++BB) {
+        if (FF == B || FF == BB || B == BB)
+          continue;
+        Patterns.push_back(fillW({0, FF, B, BB, -1, -1}));
+      }
+  std::vector<std::array<int, 4>> Offsets;
+  for (int K = 1; K <= 5; ++K)
+    Offsets.push_back({K, -1, K, -1});
+  std::vector<int> Len0s;
+  if (R - 1 <= 8) {
+    for (int L = 1; L < R; ++L)
+      Len0s.push_back(L);
+  } else {
+    for (int K = 0; K < 8; ++K)
+      Len0s.push_back(1 + K * (R - 2) / 7);
+    Len0s.erase(std::unique(Len0s.begin(), Len0s.end()), Len0s.end());
+  }
+
+  std::optional<Result> Best;
+  std::vector<Pattern> Whole;
+  Rows S;
+  for (const Pattern &P0 : Patterns)
+    for (size_t I0 = 0; I0 < Offsets.size(); ++I0)
+      for (size_t I1 = 0; I1 <= I0; ++I1)
+        for (int Len0 : Len0s) {
+          if (!wholePattern(P0, Offsets[I0], Offsets[I1], Len0, R, Whole))
+            continue;
+          int Peak = 0;
+          if (!PatternSchedule(R, M).build(Whole, S, Peak))
+            continue;
+          if (Peak > P.MemoryLimit)
+            continue;
+          Order O = toOrder(S, R);
+          Evaluation E = evaluate(P, O);
+          if (!E.Valid || E.MaxPeakMemory > P.MemoryLimit)
+            continue;
+          if (!Best || better(E, Best->Eval))
+            Best = Result{std::move(O), std::move(E),
+                          fmt::format("v-pattern(k0={},k1={},len0={})",
+                                      Offsets[I0][0], Offsets[I1][0], Len0)};
+        }
+  return Best;
+}
+
+} // namespace pps::synth
