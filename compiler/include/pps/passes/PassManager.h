@@ -28,6 +28,12 @@ struct AnalysisResults {
   std::vector<int64_t> PeakMemory;
   /// True once the deadlock pass has proved the schedule deadlock-free.
   bool DeadlockFree = false;
+  /// True once verify-deps ran without errors.
+  bool DepsVerified = false;
+  /// Send/recv actions insert-comms added (0 if the user wrote them).
+  uint64_t CommsInserted = 0;
+  /// Makespan of the dependency timeline (align-bubbles), 0 if not run.
+  double Makespan = 0;
 };
 
 struct PassContext {

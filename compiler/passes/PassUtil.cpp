@@ -1,0 +1,340 @@
+//===- PassUtil.cpp - helpers shared by the passes ------------------------===//
+#include "PassUtil.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace pps::passes::detail {
+
+using namespace ir;
+
+static char computeLetter(ActionKind K) {
+  switch (K) {
+  case ActionKind::F: return 'F';
+  case ActionKind::I: return 'I';
+  case ActionKind::W: return 'W';
+  default: return 'B';
+  }
+}
+
+std::string spell(const Action &A) {
+  switch (A.Kind) {
+  case ActionKind::F:
+  case ActionKind::I:
+  case ActionKind::W:
+  case ActionKind::B:
+    return fmt::format("{}{}@{}", computeLetter(A.Kind), A.Microbatch, A.Stage);
+  case ActionKind::SendF:
+  case ActionKind::SendB:
+    return fmt::format("send {}{}@{} -> {}", A.Kind == ActionKind::SendF ? 'F' : 'B',
+                       A.Microbatch, A.Stage, A.Peer);
+  case ActionKind::RecvF:
+  case ActionKind::RecvB:
+    return fmt::format("recv {}{}@{} <- {}", A.Kind == ActionKind::RecvF ? 'F' : 'B',
+                       A.Microbatch, A.Stage, A.Peer);
+  case ActionKind::Unshard: return fmt::format("unshard {}", A.Stage);
+  case ActionKind::Reshard: return fmt::format("reshard {}", A.Stage);
+  case ActionKind::ReduceGrad: return fmt::format("reduce_grad {}", A.Stage);
+  case ActionKind::Idle:
+    return A.idleTime() == 1.0f ? std::string("idle")
+                                : fmt::format("idle({})", A.idleTime());
+  }
+  return "?";
+}
+
+std::string describe(const Schedule &S, int32_t Rank, size_t Index) {
+  const Action &A = S.Ranks[Rank].Actions[Index];
+  if (A.Loc != NoLoc)
+    return fmt::format("`{}`", spell(A));
+  return fmt::format("`{}` (rank {} action #{})", spell(A), Rank, Index);
+}
+
+int32_t partnerStage(const Action &A) {
+  switch (A.Kind) {
+  case ActionKind::SendF:
+  case ActionKind::RecvB:
+    return A.Stage + 1;
+  case ActionKind::RecvF:
+  case ActionKind::SendB:
+    return A.Stage - 1;
+  default:
+    return -1;
+  }
+}
+
+ActionKind partnerKind(ActionKind K) {
+  switch (K) {
+  case ActionKind::SendF: return ActionKind::RecvF;
+  case ActionKind::RecvF: return ActionKind::SendF;
+  case ActionKind::SendB: return ActionKind::RecvB;
+  case ActionKind::RecvB: return ActionKind::SendB;
+  default: return K;
+  }
+}
+
+bool inRange(const Topology &T, const Action &A) {
+  if (A.Kind == ActionKind::Idle)
+    return true;
+  if (A.Stage < 0 || A.Stage >= T.Stages)
+    return false;
+  if (isControl(A.Kind))
+    return true;
+  return A.Microbatch >= 0 && A.Microbatch < T.Microbatches;
+}
+
+std::string ordinal(uint64_t N) {
+  const char *Suffix = "th";
+  if (N % 100 < 11 || N % 100 > 13) {
+    if (N % 10 == 1)
+      Suffix = "st";
+    else if (N % 10 == 2)
+      Suffix = "nd";
+    else if (N % 10 == 3)
+      Suffix = "rd";
+  }
+  return fmt::format("{}{}", N, Suffix);
+}
+
+/// Length of the unit starting at Actions[I] (a compute): 2 for an overlap
+/// pair, else 1.
+static unsigned unitLength(const std::vector<Action> &Acts, size_t I) {
+  return Acts[I].overlapsNext() && I + 1 < Acts.size() &&
+                 isCompute(Acts[I + 1].Kind)
+             ? 2
+             : 1;
+}
+
+void UnitIndex::build(const Schedule &S) {
+  const Topology &T = S.Topo;
+  size_t NumRanks = S.Ranks.size();
+  RankBase.assign(NumRanks + 1, 0);
+  uint32_t Units = 0;
+  for (size_t R = 0; R < NumRanks; ++R) {
+    RankBase[R] = Units;
+    const auto &Acts = S.Ranks[R].Actions;
+    for (size_t I = 0; I < Acts.size();) {
+      if (!isCompute(Acts[I].Kind)) {
+        ++I;
+        continue;
+      }
+      I += unitLength(Acts, I);
+      ++Units;
+    }
+  }
+  RankBase[NumRanks] = Units;
+  UnitRank.resize(Units);
+  size_t Cells = size_t(std::max(T.Microbatches, 0)) * size_t(std::max(T.Stages, 0));
+  UnitF.assign(Cells, None);
+  UnitBI.assign(Cells, None);
+  uint32_t U = 0;
+  for (size_t R = 0; R < NumRanks; ++R) {
+    const auto &Acts = S.Ranks[R].Actions;
+    for (size_t I = 0; I < Acts.size();) {
+      if (!isCompute(Acts[I].Kind)) {
+        ++I;
+        continue;
+      }
+      unsigned Len = unitLength(Acts, I);
+      UnitRank[U] = int32_t(R);
+      for (unsigned J = 0; J < Len; ++J) {
+        const Action &A = Acts[I + J];
+        if (!inRange(T, A) || A.Kind == ActionKind::W)
+          continue;
+        auto &Slot = A.Kind == ActionKind::F ? UnitF[msIndex(T, A.Microbatch, A.Stage)]
+                                             : UnitBI[msIndex(T, A.Microbatch, A.Stage)];
+        if (Slot == None)
+          Slot = U * 2 + J;
+      }
+      I += Len;
+      ++U;
+    }
+  }
+}
+
+uint32_t producerEntry(const Topology &T, const UnitIndex &U, const Action &A) {
+  if (!inRange(T, A))
+    return None;
+  if (A.Kind == ActionKind::F)
+    return A.Stage > 0 ? U.UnitF[msIndex(T, A.Microbatch, A.Stage - 1)] : None;
+  if (A.Kind == ActionKind::B || A.Kind == ActionKind::I)
+    return A.Stage + 1 < T.Stages ? U.UnitBI[msIndex(T, A.Microbatch, A.Stage + 1)]
+                                  : None;
+  return None;
+}
+
+uint32_t consumerEntry(const Topology &T, const UnitIndex &U, const Action &A) {
+  if (!inRange(T, A))
+    return None;
+  if (A.Kind == ActionKind::F)
+    return A.Stage + 1 < T.Stages ? U.UnitF[msIndex(T, A.Microbatch, A.Stage + 1)]
+                                  : None;
+  if (A.Kind == ActionKind::B || A.Kind == ActionKind::I)
+    return A.Stage > 0 ? U.UnitBI[msIndex(T, A.Microbatch, A.Stage - 1)] : None;
+  return None;
+}
+
+static double clampCost(double C) { return std::isfinite(C) && C > 0 ? C : 0.0; }
+
+double unitCost(const Schedule &S, const std::vector<Action> &Acts, size_t I) {
+  const Action *First = &Acts[I];
+  double C = clampCost(S.Cost.computeCost(First->Kind, First->Stage));
+  if (unitLength(Acts, I) == 1)
+    return C;
+  const Action *Second = First + 1;
+  if (S.Cost.Overlap)
+    return clampCost(*S.Cost.Overlap);
+  return C + clampCost(S.Cost.computeCost(Second->Kind, Second->Stage));
+}
+
+/// True if the member at (Unit, Member) is the registered occurrence of its
+/// compute, so its cross-rank links are the ones the lookups describe.
+static bool isRegistered(const Topology &T, const UnitIndex &U, const Action &A,
+                         uint32_t Unit, unsigned Member) {
+  if (!inRange(T, A))
+    return false;
+  uint32_t Id = msIndex(T, A.Microbatch, A.Stage);
+  if (A.Kind == ActionKind::F)
+    return U.UnitF[Id] == Unit * 2 + Member;
+  if (A.Kind == ActionKind::B || A.Kind == ActionKind::I)
+    return U.UnitBI[Id] == Unit * 2 + Member;
+  return false;
+}
+
+bool computeTimeline(const Schedule &S, const UnitIndex &U, Timeline &TL) {
+  const Topology &T = S.Topo;
+  size_t NumRanks = S.Ranks.size();
+  uint32_t N = U.numUnits();
+  TL.Start.assign(N, 0.0);
+  TL.End.assign(N, -1.0);
+  TL.Seq.assign(N, 0);
+  TL.Blocked.clear();
+  TL.Makespan = 0;
+  double MsgF = clampCost(S.Cost.messageTime(ActionKind::SendF));
+  double MsgB = clampCost(S.Cost.messageTime(ActionKind::SendB));
+
+  std::vector<size_t> ActCursor(NumRanks, 0);
+  std::vector<uint32_t> UnitCursor(NumRanks, 0), WaitFor(NumRanks, None);
+  std::vector<double> RankTime(NumRanks, 0.0);
+  std::vector<uint8_t> InList(NumRanks, 1);
+  std::vector<int32_t> Work;
+  Work.reserve(NumRanks);
+  for (size_t R = NumRanks; R-- > 0;)
+    Work.push_back(int32_t(R));
+  uint32_t Counter = 0;
+
+  auto Advance = [&](int32_t R) {
+    const auto &Acts = S.Ranks[R].Actions;
+    size_t &AC = ActCursor[R];
+    while (AC < Acts.size()) {
+      const Action *A = &Acts[AC];
+      if (!isCompute(A->Kind)) {
+        ++AC;
+        continue;
+      }
+      unsigned Len = unitLength(Acts, AC);
+      uint32_t Unit = U.RankBase[R] + UnitCursor[R];
+      double Ready = RankTime[R];
+      for (unsigned J = 0; J < Len; ++J) {
+        const Action &X = A[J];
+        if (!isRegistered(T, U, X, Unit, J))
+          continue;
+        uint32_t P = UnitIndex::unitOf(producerEntry(T, U, X));
+        if (P == None || U.UnitRank[P] == R)
+          continue;
+        if (TL.End[P] < 0) {
+          WaitFor[R] = P;
+          return;
+        }
+        Ready = std::max(Ready, TL.End[P] + (X.Kind == ActionKind::F ? MsgF : MsgB));
+      }
+      WaitFor[R] = None;
+      TL.Start[Unit] = Ready;
+      TL.End[Unit] = Ready + unitCost(S, Acts, AC);
+      TL.Seq[Unit] = Counter++;
+      RankTime[R] = TL.End[Unit];
+      for (unsigned J = 0; J < Len; ++J) {
+        const Action &X = A[J];
+        if (!isRegistered(T, U, X, Unit, J))
+          continue;
+        uint32_t C = UnitIndex::unitOf(consumerEntry(T, U, X));
+        if (C == None)
+          continue;
+        int32_t CR = U.UnitRank[C];
+        if (CR != R && !InList[CR]) {
+          InList[CR] = 1;
+          Work.push_back(CR);
+        }
+      }
+      AC += Len;
+      ++UnitCursor[R];
+    }
+  };
+
+  while (!Work.empty()) {
+    int32_t R = Work.back();
+    Work.pop_back();
+    InList[R] = 0;
+    Advance(R);
+  }
+  for (size_t R = 0; R < NumRanks; ++R) {
+    TL.Makespan = std::max(TL.Makespan, RankTime[R]);
+    if (U.RankBase[R] + UnitCursor[R] < U.RankBase[R + 1])
+      TL.Blocked.push_back({int32_t(R), U.RankBase[R] + UnitCursor[R], WaitFor[R]});
+  }
+  return TL.Blocked.empty();
+}
+
+std::vector<int32_t> shortestCycle(llvm::ArrayRef<llvm::SmallVector<int32_t, 2>> Adj) {
+  size_t N = Adj.size();
+  for (size_t R = 0; R < N; ++R)
+    for (int32_t Q : Adj[R])
+      if (Q == int32_t(R))
+        return {int32_t(R)};
+  std::vector<int32_t> Best;
+  std::vector<int32_t> Dist(N, -1), Parent(N, -1), Queue;
+  Queue.reserve(N);
+  uint64_t Work = 0;
+  const uint64_t WorkLimit = 50'000'000;
+  for (size_t Src = 0; Src < N && Work < WorkLimit; ++Src) {
+    if (Adj[Src].empty())
+      continue;
+    std::fill(Dist.begin(), Dist.end(), -1);
+    Queue.clear();
+    Dist[Src] = 0;
+    Queue.push_back(int32_t(Src));
+    int32_t Closing = -1;
+    for (size_t Head = 0; Head < Queue.size() && Closing < 0; ++Head) {
+      int32_t V = Queue[Head];
+      if (!Best.empty() && Dist[V] + 1 >= int32_t(Best.size()))
+        break; // cannot beat the best cycle any more
+      for (int32_t Q : Adj[V]) {
+        ++Work;
+        if (Q == int32_t(Src)) {
+          Closing = V;
+          break;
+        }
+        if (Dist[Q] < 0) {
+          Dist[Q] = Dist[V] + 1;
+          Parent[Q] = V;
+          Queue.push_back(Q);
+        }
+      }
+    }
+    if (Closing < 0)
+      continue;
+    std::vector<int32_t> Cycle;
+    for (int32_t V = Closing; V != int32_t(Src); V = Parent[V])
+      Cycle.push_back(V);
+    Cycle.push_back(int32_t(Src));
+    std::reverse(Cycle.begin(), Cycle.end());
+    if (Best.empty() || Cycle.size() < Best.size())
+      Best = std::move(Cycle);
+    if (Best.size() <= 2)
+      break;
+  }
+  return Best;
+}
+
+} // namespace pps::passes::detail

@@ -1,0 +1,128 @@
+//===- PassUtil.h - helpers shared by the passes (private) -----------------===//
+//
+// Private to compiler/passes: action spelling for messages, locations with
+// the builder fallback, the flat (microbatch, stage) index, the compute
+// "unit" view of a schedule (a compute, or an overlap pair, is one unit) and
+// the dependency timeline that insert-comms and align-bubbles share, and the
+// shortest-cycle search over a rank wait-for graph.
+//
+// Everything here is linear in the number of actions and uses flat arrays
+// indexed by (microbatch, stage) or by unit; nothing allocates per action.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "pps/ir/Schedule.h"
+#include "pps/support/Diagnostics.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace pps::passes::detail {
+
+constexpr uint32_t None = ~uint32_t(0);
+
+/// The text form of one action, e.g. "F3@5", "send F3@5 -> 2".
+std::string spell(const ir::Action &A);
+
+/// Where to point a diagnostic about an action: its own location, or the
+/// pipeline declaration for actions built without text.
+inline LocId locOf(const ir::Schedule &S, const ir::Action &A) {
+  return A.Loc != NoLoc ? A.Loc : S.DeclLoc;
+}
+
+/// "`send F0@1 -> 0`", followed by " (rank 1 action #3)" when the action has
+/// no source location of its own (builder API), so it can still be found.
+std::string describe(const ir::Schedule &S, int32_t Rank, size_t Index);
+
+/// The compute a comm serves lives on stage A.Stage; the partner stage (the
+/// other end of the message) and the matching comm kind.
+int32_t partnerStage(const ir::Action &A);
+ir::ActionKind partnerKind(ir::ActionKind K);
+
+/// True if the compute/comm/control fields are inside the topology.
+bool inRange(const ir::Topology &T, const ir::Action &A);
+
+/// "1st", "2nd", "3rd", "4th", ...
+std::string ordinal(uint64_t N);
+
+/// Index of (microbatch, stage) in the flat per-(m, s) arrays.
+inline uint32_t msIndex(const ir::Topology &T, int32_t Mb, int32_t Stage) {
+  return uint32_t(Mb) * uint32_t(T.Stages) + uint32_t(Stage);
+}
+
+/// The compute units of a schedule: each compute action, or each overlap
+/// pair, is one unit; units are numbered rank by rank in program order.
+/// Unit-of lookups are by (m, s): UnitF for F, UnitBI for B or I (the
+/// backward whose output gradient flows to stage s-1), UnitW for W; the value
+/// is unit * 2 + member (0 first, 1 second of an overlap pair), or None.
+/// Only the first occurrence of a duplicated compute is registered, and
+/// out-of-range computes are skipped, so the lookups are always safe.
+struct UnitIndex {
+  std::vector<uint32_t> RankBase; // first unit of each rank; size Ranks + 1
+  std::vector<int32_t> UnitRank;  // rank of each unit
+  std::vector<uint32_t> UnitF, UnitBI;
+  uint32_t numUnits() const { return RankBase.back(); }
+
+  void build(const ir::Schedule &S);
+  /// The unit holding a registered compute (None if absent).
+  static uint32_t unitOf(uint32_t Entry) {
+    return Entry == None ? None : Entry >> 1;
+  }
+};
+
+/// The producer of a compute's cross-stage input in the lookups, or None:
+/// F(m,s) <- F(m,s-1); B/I(m,s) <- B/I(m,s+1). (Same-stage producers, such
+/// as the last stage's F for its B, and W's I, are never cross-rank.)
+uint32_t producerEntry(const ir::Topology &T, const UnitIndex &U,
+                       const ir::Action &A);
+/// The consumer of a compute's cross-stage output (F(m,s) -> F(m,s+1),
+/// B/I(m,s) -> B/I(m,s-1)), or None.
+uint32_t consumerEntry(const ir::Topology &T, const UnitIndex &U,
+                       const ir::Action &A);
+
+/// Start and end time of every unit from the compute order alone: a unit
+/// starts when its rank is free and every cross-rank input has arrived
+/// (producer end + message time). Seq is the order in which the units were
+/// resolved, a linear extension of the dependency DAG, so (Start, Seq) is a
+/// total order consistent with every dependency and every rank's program
+/// order.
+struct Timeline {
+  std::vector<double> Start, End;
+  std::vector<uint32_t> Seq;
+  /// Empty if every unit could be timed; otherwise, for each rank that got
+  /// stuck, the unit it is stuck at and the producer unit it waits for.
+  struct Stuck {
+    int32_t Rank;
+    uint32_t Unit, WaitsFor;
+  };
+  std::vector<Stuck> Blocked;
+  double Makespan = 0;
+
+  /// Key order: true if unit A comes before unit B.
+  bool before(uint32_t A, uint32_t B) const {
+    return Start[A] < Start[B] || (Start[A] == Start[B] && Seq[A] < Seq[B]);
+  }
+};
+
+/// Cost of one unit (an overlap pair costs the model's overlap time, or the
+/// sum of its two computes). Never negative.
+double unitCost(const ir::Schedule &S, const std::vector<ir::Action> &Acts,
+                size_t I);
+
+/// Computes the timeline. Returns false if some ranks are stuck (a cycle in
+/// the compute order across ranks); Timeline::Blocked says where.
+bool computeTimeline(const ir::Schedule &S, const UnitIndex &U, Timeline &T);
+
+/// Shortest cycle in a directed graph over ranks given as adjacency lists
+/// (Adj[r] = ranks r waits for). Returns the ranks on the cycle, in order
+/// (r0 waits for r1 waits for ... waits for r0); empty if there is none.
+/// Breadth-first search from every node, stopping early at a self-loop or a
+/// 2-cycle and bounded in total work for pathological graphs.
+std::vector<int32_t> shortestCycle(llvm::ArrayRef<llvm::SmallVector<int32_t, 2>> Adj);
+
+} // namespace pps::passes::detail

@@ -1,0 +1,348 @@
+//===- VerifyDeps.cpp - verify-deps: completeness and data dependencies ---===//
+//
+// Three linear sweeps over flat arrays indexed by (microbatch, stage):
+//  1. register every compute and comm at its global position, reporting
+//     out-of-range, stray and duplicate actions;
+//  2. completeness per (microbatch, stage);
+//  3. per rank, each compute's same-rank producers, and (when the schedule
+//     has comms) the recv before and the send after each cross-rank edge.
+//
+//===----------------------------------------------------------------------===//
+#include "pps/passes/VerifyDeps.h"
+
+#include "PassUtil.h"
+#include "VerifyDepsImpl.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace pps::passes {
+
+using namespace ir;
+using namespace detail;
+
+namespace {
+
+enum Slot : unsigned { SF, SB, SI, SW, SSendF, SRecvF, SSendB, SRecvB, NumSlots };
+
+unsigned slotOf(ActionKind K) {
+  switch (K) {
+  case ActionKind::F: return SF;
+  case ActionKind::B: return SB;
+  case ActionKind::I: return SI;
+  case ActionKind::W: return SW;
+  case ActionKind::SendF: return SSendF;
+  case ActionKind::RecvF: return SRecvF;
+  case ActionKind::SendB: return SSendB;
+  case ActionKind::RecvB: return SRecvB;
+  default: return NumSlots;
+  }
+}
+
+class Verifier {
+public:
+  Verifier(const Schedule &S, DiagnosticEngine &D) : S(S), T(S.Topo), D(D) {}
+  bool run();
+
+private:
+  bool checkShape();
+  void registerActions();
+  void checkComplete();
+  void checkRank(int32_t R);
+  void reportRange(int32_t R, size_t I);
+
+  uint32_t gid(int32_t R, size_t I) const { return Base[R] + uint32_t(I); }
+  size_t local(int32_t R, uint32_t G) const { return G - Base[R]; }
+  std::string name(ActionKind K, int32_t Mb, int32_t Stage, int32_t Peer = -1) const {
+    return fmt::format("`{}`", spell(Peer < 0 ? Action::compute(K, Mb, Stage)
+                                              : Action::comm(K, Mb, Stage, Peer)));
+  }
+  LocId loc(int32_t R, size_t I) const { return locOf(S, S.Ranks[R].Actions[I]); }
+
+  const Schedule &S;
+  const Topology &T;
+  DiagnosticEngine &D;
+  bool HasComms = false;
+  std::vector<uint32_t> Base;
+  std::vector<uint32_t> Pos[NumSlots];
+  std::vector<uint32_t> Prefix; // compute units before each action (one rank)
+};
+
+bool Verifier::checkShape() {
+  if (int32_t(S.Ranks.size()) != T.Ranks) {
+    D.report(DiagKind::InvalidValue, S.DeclLoc,
+             fmt::format("the schedule has {} rank programs but {} ranks",
+                         S.Ranks.size(), T.Ranks));
+    return false;
+  }
+  if (T.Stages <= 0 || T.Microbatches <= 0 || T.Ranks <= 0 ||
+      int32_t(T.StageToRank.size()) != T.Stages) {
+    D.report(DiagKind::InvalidValue, S.DeclLoc,
+             fmt::format("the topology is incomplete: {} ranks, {} stages ({} "
+                         "placed), {} microbatches",
+                         T.Ranks, T.Stages, T.StageToRank.size(), T.Microbatches));
+    return false;
+  }
+  for (int32_t St = 0; St < T.Stages; ++St)
+    if (T.StageToRank[St] < 0 || T.StageToRank[St] >= T.Ranks) {
+      D.report(DiagKind::StagePlacement, S.DeclLoc,
+               fmt::format("stage {} is placed on rank {}, which does not exist",
+                           St, T.StageToRank[St]));
+      return false;
+    }
+  return true;
+}
+
+void Verifier::reportRange(int32_t R, size_t I) {
+  const Action &A = S.Ranks[R].Actions[I];
+  std::string What =
+      A.Stage < 0 || A.Stage >= T.Stages
+          ? fmt::format("stage {} is out of range: the pipeline has {} stages",
+                        A.Stage, T.Stages)
+          : fmt::format("microbatch {} is out of range: the pipeline has {} "
+                        "microbatches",
+                        A.Microbatch, T.Microbatches);
+  D.report(DiagKind::OutOfRange, loc(R, I),
+           fmt::format("{}: {}", describe(S, R, I), What));
+}
+
+void Verifier::registerActions() {
+  size_t Cells = size_t(T.Microbatches) * size_t(T.Stages);
+  for (unsigned K = 0; K < (HasComms ? unsigned(NumSlots) : unsigned(SSendF)); ++K)
+    Pos[K].assign(Cells, None);
+  for (int32_t R = 0; R < T.Ranks; ++R) {
+    const auto &Acts = S.Ranks[R].Actions;
+    for (size_t I = 0; I < Acts.size(); ++I) {
+      const Action &A = Acts[I];
+      if (A.Kind == ActionKind::Idle)
+        continue;
+      if (!inRange(T, A)) {
+        reportRange(R, I);
+        continue;
+      }
+      if (T.rankOf(A.Stage) != R) {
+        D.report(DiagKind::StrayAction, loc(R, I),
+                 fmt::format("{} is on rank {}, but stage {} is placed on rank {}",
+                             describe(S, R, I), R, A.Stage, T.rankOf(A.Stage)));
+        continue;
+      }
+      if (isControl(A.Kind))
+        continue;
+      if (isCompute(A.Kind)) {
+        bool Second = I > 0 && Acts[I - 1].overlapsNext();
+        if (A.overlapsNext() &&
+            (Second || I + 1 >= Acts.size() || !isCompute(Acts[I + 1].Kind)))
+          D.report(DiagKind::InvalidValue, loc(R, I),
+                   fmt::format("{} is marked to overlap with the next action, "
+                               "but overlap joins exactly two computes",
+                               describe(S, R, I)));
+      }
+      if (isComm(A.Kind) && A.Peer != R) {
+        int32_t PS = partnerStage(A);
+        if (PS < 0 || PS >= T.Stages) {
+          D.report(DiagKind::StrayAction, loc(R, I),
+                   fmt::format("{} carries nothing: stage {} is the {} stage",
+                               describe(S, R, I), A.Stage,
+                               PS < 0 ? "first" : "last"));
+          continue;
+        }
+        if (T.rankOf(PS) == R) {
+          D.report(DiagKind::StrayAction, loc(R, I),
+                   fmt::format("{} carries nothing: stages {} and {} are both "
+                               "on rank {}, which needs no message",
+                               describe(S, R, I), A.Stage, PS, R));
+          continue;
+        }
+      }
+      uint32_t &P = Pos[slotOf(A.Kind)][msIndex(T, A.Microbatch, A.Stage)];
+      if (P != None) {
+        size_t First = local(R, P);
+        D.report(DiagKind::DuplicateAction, loc(R, I),
+                 fmt::format("{} appears twice on rank {}", describe(S, R, I), R))
+            .note(loc(R, First), fmt::format("first as {}", describe(S, R, First)));
+        continue;
+      }
+      P = gid(R, I);
+    }
+  }
+}
+
+void Verifier::checkComplete() {
+  for (int32_t M = 0; M < T.Microbatches; ++M)
+    for (int32_t St = 0; St < T.Stages; ++St) {
+      uint32_t Id = msIndex(T, M, St);
+      int32_t R = T.rankOf(St);
+      if (Pos[SF][Id] == None)
+        D.report(DiagKind::MissingAction, S.DeclLoc,
+                 fmt::format("{} is missing: rank {} never runs it",
+                             name(ActionKind::F, M, St), R));
+      bool HasB = Pos[SB][Id] != None, HasI = Pos[SI][Id] != None,
+           HasW = Pos[SW][Id] != None;
+      if (HasB && (HasI || HasW)) {
+        uint32_t Other = HasI ? Pos[SI][Id] : Pos[SW][Id];
+        D.report(DiagKind::DuplicateAction, loc(R, local(R, std::max(Other, Pos[SB][Id]))),
+                 fmt::format("{} and {} both appear: the backward of microbatch "
+                             "{} on stage {} is either B, or I and W",
+                             name(ActionKind::B, M, St),
+                             name(HasI ? ActionKind::I : ActionKind::W, M, St), M, St));
+        continue;
+      }
+      if (!HasB && !HasI && !HasW)
+        D.report(DiagKind::MissingAction, S.DeclLoc,
+                 fmt::format("{} (or {} and {}) is missing: rank {} never runs "
+                             "the backward of microbatch {} on stage {}",
+                             name(ActionKind::B, M, St), name(ActionKind::I, M, St),
+                             name(ActionKind::W, M, St), R, M, St));
+      else if (HasI != HasW)
+        D.report(DiagKind::MissingAction, loc(R, local(R, HasI ? Pos[SI][Id] : Pos[SW][Id])),
+                 fmt::format("{} is missing: rank {} runs {} but not {}",
+                             name(HasI ? ActionKind::W : ActionKind::I, M, St), R,
+                             name(HasI ? ActionKind::I : ActionKind::W, M, St),
+                             name(HasI ? ActionKind::W : ActionKind::I, M, St)));
+    }
+}
+
+void Verifier::checkRank(int32_t R) {
+  const auto &Acts = S.Ranks[R].Actions;
+  Prefix.resize(Acts.size() + 1);
+  uint32_t Units = 0;
+  for (size_t I = 0; I < Acts.size(); ++I) {
+    Prefix[I] = Units;
+    if (isCompute(Acts[I].Kind) && !(I > 0 && Acts[I - 1].overlapsNext()))
+      ++Units;
+  }
+  Prefix[Acts.size()] = Units;
+
+  for (size_t I = 0; I < Acts.size(); ++I) {
+    const Action &X = Acts[I];
+    if (!isCompute(X.Kind) || !inRange(T, X) || T.rankOf(X.Stage) != R)
+      continue;
+    uint32_t Id = msIndex(T, X.Microbatch, X.Stage);
+    uint32_t G = gid(R, I);
+    if (Pos[slotOf(X.Kind)][Id] != G)
+      continue; // a duplicate, already reported
+    bool Second = I > 0 && Acts[I - 1].overlapsNext();
+    size_t UnitStart = Second ? I - 1 : I;
+    size_t UnitEnd = X.overlapsNext() && I + 1 < Acts.size() ? I + 1 : I;
+    int32_t M = X.Microbatch, St = X.Stage;
+    bool IsF = X.Kind == ActionKind::F;
+    bool IsBI = X.Kind == ActionKind::B || X.Kind == ActionKind::I;
+
+    // Same-rank producers.
+    uint32_t Prod = None;
+    if (IsF && St > 0 && T.rankOf(St - 1) == R)
+      Prod = Pos[SF][msIndex(T, M, St - 1)];
+    else if (IsBI && St + 1 < T.Stages && T.rankOf(St + 1) == R) {
+      uint32_t Nx = msIndex(T, M, St + 1);
+      Prod = Pos[SB][Nx] != None ? Pos[SB][Nx] : Pos[SI][Nx];
+    } else if (IsBI && St + 1 == T.Stages)
+      Prod = Pos[SF][Id];
+    else if (X.Kind == ActionKind::W)
+      Prod = Pos[SI][Id];
+    if (Prod != None) {
+      size_t PI = local(R, Prod);
+      if (PI >= UnitStart && PI <= UnitEnd)
+        D.report(DiagKind::DependencyOrder, loc(R, I),
+                 fmt::format("{} is overlapped with {}, which it needs", describe(S, R, I),
+                             describe(S, R, PI)));
+      else if (PI > I)
+        D.report(DiagKind::DependencyOrder, loc(R, I),
+                 fmt::format("{} runs before {}, which it needs", describe(S, R, I),
+                             describe(S, R, PI)))
+            .note(loc(R, PI), fmt::format("{} is here", describe(S, R, PI)));
+    }
+    if (!HasComms)
+      continue;
+
+    // The receive feeding this compute from another rank.
+    if ((IsF && St > 0 && T.rankOf(St - 1) != R) ||
+        (IsBI && St + 1 < T.Stages && T.rankOf(St + 1) != R)) {
+      int32_t From = T.rankOf(IsF ? St - 1 : St + 1);
+      ActionKind RK = IsF ? ActionKind::RecvF : ActionKind::RecvB;
+      uint32_t Rv = Pos[IsF ? SRecvF : SRecvB][Id];
+      if (Rv == None) {
+        D.report(DiagKind::MissingComm, loc(R, I),
+                 fmt::format("{} on rank {} needs {} from rank {}, but no {} carries it",
+                             describe(S, R, I), R,
+                             name(IsF ? ActionKind::F : ActionKind::B, M,
+                                  IsF ? St - 1 : St + 1),
+                             From, name(RK, M, St, From)));
+      } else if (local(R, Rv) > UnitStart) {
+        D.report(DiagKind::DependencyOrder, loc(R, local(R, Rv)),
+                 fmt::format("{} comes after {}, which needs it",
+                             describe(S, R, local(R, Rv)), describe(S, R, I)))
+            .note(loc(R, I), fmt::format("{} is here", describe(S, R, I)));
+      } else if (Prefix[UnitStart] - Prefix[local(R, Rv)] > EarlyRecvDistance) {
+        D.report(DiagKind::EarlyRecv, loc(R, local(R, Rv)),
+                 fmt::format("{} is posted {} computes before {} needs it; under "
+                             "rendezvous it stalls the rank, and it holds a buffer",
+                             describe(S, R, local(R, Rv)),
+                             Prefix[UnitStart] - Prefix[local(R, Rv)], describe(S, R, I)))
+            .note(loc(R, I), fmt::format("{} is here", describe(S, R, I)));
+      }
+    }
+    // The send carrying this compute's output to another rank.
+    if ((IsF && St + 1 < T.Stages && T.rankOf(St + 1) != R) ||
+        (IsBI && St > 0 && T.rankOf(St - 1) != R)) {
+      int32_t To = T.rankOf(IsF ? St + 1 : St - 1);
+      ActionKind SK = IsF ? ActionKind::SendF : ActionKind::SendB;
+      uint32_t Sd = Pos[IsF ? SSendF : SSendB][Id];
+      if (Sd == None) {
+        D.report(DiagKind::MissingComm, loc(R, I),
+                 fmt::format("{} on rank {} feeds {} on rank {}, but no {} carries it",
+                             describe(S, R, I), R,
+                             name(IsF ? ActionKind::F : ActionKind::B, M,
+                                  IsF ? St + 1 : St - 1),
+                             To, name(SK, M, St, To)));
+      } else if (local(R, Sd) < UnitEnd) {
+        D.report(DiagKind::DependencyOrder, loc(R, local(R, Sd)),
+                 fmt::format("{} comes before {}, whose output it carries",
+                             describe(S, R, local(R, Sd)), describe(S, R, I)))
+            .note(loc(R, I), fmt::format("{} is here", describe(S, R, I)));
+      }
+    }
+  }
+}
+
+bool Verifier::run() {
+  unsigned Before = D.numErrors();
+  if (!checkShape())
+    return false;
+  HasComms = S.hasComms();
+  Base.resize(S.Ranks.size() + 1);
+  uint32_t N = 0;
+  for (size_t R = 0; R < S.Ranks.size(); ++R) {
+    Base[R] = N;
+    N += uint32_t(S.Ranks[R].Actions.size());
+  }
+  Base.back() = N;
+  registerActions();
+  checkComplete();
+  for (int32_t R = 0; R < T.Ranks; ++R)
+    checkRank(R);
+  return D.numErrors() == Before;
+}
+
+class VerifyDepsPass : public Pass {
+public:
+  llvm::StringRef name() const override { return "verify-deps"; }
+  llvm::StringRef description() const override {
+    return "check every compute is present once, in dependency order, with its comms";
+  }
+  void run(Schedule &S, PassContext &Ctx) override {
+    Ctx.Results.DepsVerified = verifyDeps(S, Ctx.Diags);
+  }
+};
+
+} // namespace
+
+bool detail::verifyDeps(const Schedule &S, DiagnosticEngine &Diags) {
+  return Verifier(S, Diags).run();
+}
+
+std::unique_ptr<Pass> createVerifyDepsPass() {
+  return std::make_unique<VerifyDepsPass>();
+}
+
+} // namespace pps::passes
