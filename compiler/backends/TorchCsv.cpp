@@ -57,6 +57,8 @@ public:
 
   /// Splits the buffer into rows and cells; false if any cell was bad.
   bool run(std::vector<std::vector<Action>> &Rows);
+  /// Warns about a file that neither of PyTorch's loaders takes as is.
+  void checkFlavour();
 
 private:
   struct CellRef {
@@ -85,7 +87,27 @@ private:
   DiagnosticEngine &Diags;
   uint32_t Line = 1;
   bool Ok = true;
+  // The first cell of each sort, for checkFlavour.
+  LocId FirstEmpty = NoLoc, FirstComm = NoLoc, FirstControl = NoLoc;
 };
+
+void CellParser::checkFlavour() {
+  if (FirstComm != NoLoc && FirstEmpty != NoLoc) {
+    Diags
+        .report(DiagKind::CsvFlavour, FirstEmpty,
+                "empty cell in a compute+comms file: PyTorch's loader for "
+                "that flavour rejects empty cells (pps reads it as an idle "
+                "slot)")
+        .note(FirstComm, "this comm cell makes it a compute+comms file");
+    return;
+  }
+  if (FirstComm == NoLoc && FirstControl != NoLoc)
+    Diags.report(DiagKind::CsvFlavour, FirstControl,
+                 "control action in a compute-only file: PyTorch's "
+                 "compute-only loader rejects UNSHARD, RESHARD and "
+                 "REDUCE_GRAD (it inserts its own); keep them only in a file "
+                 "that has its comms too");
+}
 
 bool CellParser::run(std::vector<std::vector<Action>> &Rows) {
   llvm::StringRef Buf = SM.contents(File);
@@ -148,6 +170,8 @@ bool CellParser::parseRow(llvm::StringRef Row, uint32_t Rank,
     if (C.Text.empty()) {
       if (PendingIdle++ == 0)
         IdleLoc = SM.getLoc(File, Line, uint32_t(J + 1));
+      if (FirstEmpty == NoLoc)
+        FirstEmpty = IdleLoc;
     } else {
       if (PendingIdle) {
         Out.push_back(Action::idle(float(PendingIdle), IdleLoc));
@@ -166,8 +190,14 @@ bool CellParser::parseRow(llvm::StringRef Row, uint32_t Rank,
 void CellParser::parseCell(const CellRef &C, std::vector<Action> &Out) {
   llvm::StringRef T = C.Text;
   if (!T.startswith("(")) {
-    if (std::optional<Action> A = parseSimple(C, 0, T.size()))
-      Out.push_back(*A);
+    std::optional<Action> A = parseSimple(C, 0, T.size());
+    if (!A)
+      return;
+    if (isComm(A->Kind) && FirstComm == NoLoc)
+      FirstComm = A->Loc;
+    if (isControl(A->Kind) && FirstControl == NoLoc)
+      FirstControl = A->Loc;
+    Out.push_back(*A);
     return;
   }
   // (0F7;7B3)OVERLAP_F_B: two computes that run together.
@@ -577,6 +607,11 @@ std::optional<Schedule> importTorchCsv(FileId File, SourceManager &SM,
   std::vector<std::vector<Action>> Rows;
   CellParser Parser(File, SM, Diags);
   if (!Parser.run(Rows))
+    return std::nullopt;
+  // With -Werror the flavour warning is an error and stops the import.
+  unsigned Errors = Diags.numErrors();
+  Parser.checkFlavour();
+  if (Diags.numErrors() > Errors)
     return std::nullopt;
 
   Schedule S;

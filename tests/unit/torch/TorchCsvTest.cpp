@@ -554,3 +554,42 @@ TEST(TorchRoundTrip, CsvToCsvIsStable) {
   ASSERT_TRUE(S) << I.first();
   EXPECT_EQ(csv(*S), Text);
 }
+
+// --- flavour warnings --------------------------------------------------------
+
+TEST(TorchImportFlavour, EmptyCellInACommsFile) {
+  Importer I;
+  // Padding counts too: csv.reader gives '' and PyTorch asserts on None.
+  auto S = I.run("0F0,0SEND_F0,\n1RECV_F0,1F0\n");
+  ASSERT_TRUE(S);
+  EXPECT_EQ(I.Diags.numWarnings(), 1u);
+  EXPECT_EQ(I.first(), "1:14 csv-flavour: empty cell in a compute+comms file: "
+                       "PyTorch's loader for that flavour rejects empty cells "
+                       "(pps reads it as an idle slot)");
+  ASSERT_EQ(I.Diags.diagnostics().front().Notes.size(), 1u);
+}
+
+TEST(TorchImportFlavour, ControlInAComputeOnlyFile) {
+  Importer I;
+  auto S = I.run("0UNSHARD,0F0,0B0\n");
+  ASSERT_TRUE(S);
+  EXPECT_EQ(I.first().rfind("1:1 csv-flavour: control action in a "
+                            "compute-only file",
+                            0),
+            0u);
+}
+
+TEST(TorchImportFlavour, CleanFilesDoNotWarn) {
+  for (const char *Text : {",0F0,,0B0\n", "0UNSHARD,0F0,0SEND_F0\n1RECV_F0,1F0\n",
+                           "0F0\n\n1F0\n"}) {
+    Importer I;
+    ASSERT_TRUE(I.run(Text)) << Text;
+    EXPECT_EQ(I.Diags.numWarnings(), 0u) << Text;
+  }
+}
+
+TEST(TorchImportFlavour, WarningsAsErrorsFailsTheImport) {
+  Importer I;
+  I.Diags.setWarningsAsErrors(true);
+  EXPECT_FALSE(I.run("0UNSHARD,0F0,0B0\n"));
+}
