@@ -216,11 +216,11 @@ bool checkPeaks(const ScheduleDesc &S, const std::vector<int64_t> &Peaks,
 }
 
 void printMakespan(const ScheduleDesc &S, CommModel Comm, const RunOptions &O,
-                   double MakespanMicros) {
+                   double MakespanMicros, bool BuiltIn) {
   double PerStep = MakespanMicros / O.steps;
   double Units = O.timeScale > 0 ? PerStep / (O.timeScale * 1000.0) : 0;
   fmt::print("measured makespan: {:.3f} ms per step", PerStep / 1000.0);
-  if (O.timeScale > 0) {
+  if (BuiltIn && O.timeScale > 0) {
     fmt::print(" = {:.3f} units at {} ms/unit", Units, O.timeScale);
     double Pred = S.predictedMakespan >= 0 ? S.predictedMakespan
                                            : predictMakespan(S, Comm);
@@ -265,7 +265,8 @@ int executorMain(const ScheduleDesc &S, int Argc, char **Argv) {
     return Res.exitCode;
   }
   if (!O.quiet)
-    printMakespan(S, Comm, O, Res.makespanMicros);
+    printMakespan(S, Comm, O, Res.makespanMicros,
+                  dynamic_cast<BusyWaitKernels *>(K.get()) != nullptr);
   if (!checkPeaks(S, Res.peakActivations, O.quiet))
     return ExitError;
   if (!O.quiet)

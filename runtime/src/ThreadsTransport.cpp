@@ -19,17 +19,31 @@ namespace ppsrt {
 
 Transport::~Transport() = default;
 
+static std::string ordinal(uint64_t N) {
+  const char *Suffix = "th";
+  if (N % 100 < 11 || N % 100 > 13) {
+    if (N % 10 == 1)
+      Suffix = "st";
+    else if (N % 10 == 2)
+      Suffix = "nd";
+    else if (N % 10 == 3)
+      Suffix = "rd";
+  }
+  return fmt::format("{}{}", N, Suffix);
+}
+
 std::string checkMatch(int32_t SendRank, const Action &Sent, int32_t RecvRank,
-                       const Action &Recv) {
+                       const Action &Recv, uint64_t Seq) {
   Action Expect = matchingComm(Sent, SendRank);
   if (Expect.kind == Recv.kind && Expect.mb == Recv.mb &&
       Expect.stage == Recv.stage)
     return {};
-  return fmt::format(
-      "rank {}: `{}` was matched in FIFO order by rank {}'s `{}`, which "
-      "carries `{}`'s data (the ranks disagree on the order of their messages)",
-      RecvRank, formatAction(Recv), SendRank, formatAction(Sent),
-      formatAction(Expect));
+  std::string N = ordinal(Seq + 1);
+  return fmt::format("the {} send from rank {} to rank {} is `{}`, but the {} "
+                     "receive at rank {} from rank {} is `{}` (messages on one "
+                     "channel are matched in order) [fifo-mismatch]",
+                     N, SendRank, RecvRank, formatAction(Sent), N, RecvRank,
+                     SendRank, formatAction(Recv));
 }
 
 ThreadsTransport::ThreadsTransport(RunState &RS, int32_t Ranks, bool Rendezvous)
@@ -76,7 +90,7 @@ void ThreadsTransport::take(int32_t Self, Request &R) {
   {
     std::lock_guard<std::mutex> L(C.mu);
     Msg &M = C.msgs[size_t(R.seq - C.base)];
-    Mismatch = checkMatch(R.peer, M.sent, Self, R.action);
+    Mismatch = checkMatch(R.peer, M.sent, Self, R.action, R.seq);
     R.buf = std::move(M.buf);
     M.taken = true;
     while (!C.msgs.empty() && C.msgs.front().taken) {

@@ -102,11 +102,18 @@ bool MpiTransport::test(int32_t Self, Request &R) {
     return true;
   int Expected = matchTag(R.action, RS.schedule().stages, TagUb);
   if (St.MPI_TAG != Expected) {
-    RS.fail(ExitError,
-            fmt::format("rank {}: `{}` was matched in FIFO order by a message "
-                        "from rank {} meant for another receive (the ranks "
-                        "disagree on the order of their messages)",
-                        Self, formatAction(R.action), R.peer));
+    // Decode the tag back into the receive the sender meant (exact unless
+    // the tag range wrapped) and say it in the lint's words.
+    uint64_t Key = uint64_t(St.MPI_TAG);
+    uint64_t Stages1 = uint64_t(RS.schedule().stages) + 1;
+    Action Meant;
+    Meant.kind = Key % 2 ? Kind::RecvB : Kind::RecvF;
+    Meant.stage = int32_t((Key / 2) % Stages1);
+    Meant.mb = int32_t((Key / 2) / Stages1);
+    Meant.peer = R.peer;
+    Action Sent = matchingComm(Meant, Self);
+    Sent.peer = Self;
+    RS.fail(ExitError, checkMatch(R.peer, Sent, Self, R.action, R.seq));
     throw Aborted();
   }
   int Count = 0;
@@ -307,7 +314,8 @@ int runMpi(const ScheduleDesc &S, Kernels &K, const RunOptions &O, int *Argc,
   }
   if (Me == 0) {
     if (!O.quiet)
-      printMakespan(S, Comm, O, Makespan);
+      printMakespan(S, Comm, O, Makespan,
+                    dynamic_cast<BusyWaitKernels *>(&K) != nullptr);
     if (!checkPeaks(S, Peaks, O.quiet))
       Code = ExitError;
     if (Code == ExitOk && !O.quiet)

@@ -96,9 +96,10 @@ private:
 };
 
 /// The FIFO identity check: a receive must be matched by the send that
-/// carries (kind, microbatch, stage) it expects. Returns an empty string if
-/// they match, else the error message.
+/// carries (kind, microbatch, stage) it expects. Seq is the position of the
+/// pair on its channel. Returns an empty string if they match, else the
+/// error message (in the lint's words).
 std::string checkMatch(int32_t SendRank, const Action &Sent, int32_t RecvRank,
-                       const Action &Recv);
+                       const Action &Recv, uint64_t Seq);
 
 } // namespace ppsrt
