@@ -42,7 +42,13 @@ class Loader {
 public:
   Loader(SourceManager &SM, DiagnosticEngine &Diags, const FrontendOptions &Opts)
       : SM(SM), Diags(Diags), Opts(Opts),
-        S(Diags, [this](llvm::StringRef Name) { return implicitImport(Name); }) {}
+        S(Diags, [this](llvm::StringRef Name) { return implicitImport(Name); }) {
+    std::error_code EC;
+    for (llvm::sys::fs::directory_iterator It(stdlibDir(), EC), End;
+         It != End && !EC; It.increment(EC))
+      if (llvm::sys::path::extension(It->path()) == ".pps")
+        S.StdlibNames.push_back(llvm::sys::path::stem(It->path()).str());
+  }
 
   std::optional<ir::Schedule> compile(FileId Main);
 
@@ -90,12 +96,15 @@ ast::Module *Loader::loadPath(const std::string &Path, LocId From) {
   for (size_t I = 0; I < InProgress.size(); ++I) {
     if (InProgress[I].first != Key)
       continue;
+    std::string Chain;
+    for (size_t J = I; J < InProgress.size(); ++J)
+      Chain += llvm::sys::path::filename(InProgress[J].first).str() + " -> ";
+    Chain += llvm::sys::path::filename(Path).str();
     auto &D = Diags.report(DiagKind::ImportCycle, From,
-                           fmt::format("import cycle: '{}' imports itself",
-                                       Path));
-    for (size_t J = I + 1; J < InProgress.size(); ++J)
+                           fmt::format("import cycle: {}", Chain));
+    for (size_t J = I; J + 1 < InProgress.size(); ++J)
       if (InProgress[J].second != NoLoc)
-        D.note(InProgress[J].second, "imported from here");
+        D.note(InProgress[J].second, "imported here");
     return nullptr;
   }
   auto It = ByPath.find(Key);

@@ -134,7 +134,8 @@ void Sema::suggest(Diagnostic &D, llvm::StringRef Name,
   unsigned BestDist = ~0u;
   for (const std::string &C : Candidates) {
     unsigned Dist = llvm::StringRef(C).edit_distance(Name, true, 3);
-    if (Dist < BestDist && Dist <= std::max<size_t>(1, Name.size() / 3)) {
+    if (Dist < BestDist && Dist <= std::max<size_t>(2, Name.size() / 3) &&
+        Dist < Name.size()) {
       BestDist = Dist;
       Best = C;
     }
@@ -430,6 +431,8 @@ void Sema::checkCall(CallExpr &C, bool AsStatement, bool PipelineSchedule) {
     if (!PipelineSchedule)
       Cands.insert(Cands.end(), std::begin(BuiltinFnNames),
                    std::end(BuiltinFnNames));
+    else
+      Cands.insert(Cands.end(), StdlibNames.begin(), StdlibNames.end());
     std::sort(Cands.begin(), Cands.end());
     suggest(D, C.Callee, Cands);
     return;
@@ -460,7 +463,7 @@ void Sema::orderArgs(CallExpr &C, FnDecl &F) {
       }
       if (Pos >= F.Params.size()) {
         Diags
-            .report(DiagKind::WrongArity, A.Value->Loc,
+            .report(DiagKind::WrongArity, C.Loc,
                     fmt::format("'{}' takes {} argument{}, got {}", F.Name,
                                 F.Params.size(),
                                 F.Params.size() == 1 ? "" : "s", C.Args.size()))

@@ -32,6 +32,9 @@ public:
   /// Checks every fn, schedule and pipeline of M.
   void checkModule(ast::Module &M);
 
+  /// Names of the stdlib's schedules, offered as "did you mean" candidates.
+  std::vector<std::string> StdlibNames;
+
   /// The fn or schedule of this name visible from M, or null.
   ast::FnDecl *lookupFn(ast::Module &M, llvm::StringRef Name);
 
