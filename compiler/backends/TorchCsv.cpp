@@ -76,7 +76,7 @@ private:
                              C.Text.str(), C.Rank, C.Index, Why.str()));
     Ok = false;
   }
-  bool parseRow(llvm::StringRef Row, uint32_t Rank, std::vector<Action> &Out);
+  void parseRow(llvm::StringRef Row, uint32_t Rank, std::vector<Action> &Out);
   void parseCell(const CellRef &C, std::vector<Action> &Out);
   /// One `<stage><TYPE><microbatch>` starting at Begin, ending at End.
   std::optional<Action> parseSimple(const CellRef &C, size_t Begin,
@@ -111,6 +111,15 @@ void CellParser::checkFlavour() {
 
 bool CellParser::run(std::vector<std::vector<Action>> &Rows) {
   llvm::StringRef Buf = SM.contents(File);
+  if (Buf.startswith("\xEF\xBB\xBF")) {
+    // Python's csv.reader (as _load_csv opens the file) keeps the mark as
+    // part of the first cell, which then fails to parse.
+    Diags.report(DiagKind::CsvSyntax, SM.getLoc(File, 1, 1),
+                 "the file starts with a UTF-8 byte-order mark, which "
+                 "PyTorch's loader reads as part of the first cell; save it "
+                 "without one");
+    return false;
+  }
   size_t Pos = 0;
   // Like Python's csv.reader: every line is a row (a blank line is a rank
   // with no actions); the text after the last newline is a row if not empty.
@@ -129,10 +138,10 @@ bool CellParser::run(std::vector<std::vector<Action>> &Rows) {
   return Ok;
 }
 
-bool CellParser::parseRow(llvm::StringRef Row, uint32_t Rank,
+void CellParser::parseRow(llvm::StringRef Row, uint32_t Rank,
                           std::vector<Action> &Out) {
   if (Row.empty())
-    return true;
+    return;
   uint32_t PendingIdle = 0;
   LocId IdleLoc = NoLoc;
   size_t I = 0;
@@ -147,11 +156,12 @@ bool CellParser::parseRow(llvm::StringRef Row, uint32_t Rank,
       if (K == llvm::StringRef::npos) {
         C.Text = Row.substr(J);
         error(C, 0, "the quoted cell is not closed on this line");
-        return false;
+        return;
       }
-      C.Text = Row.slice(J + 1, K).trim(" \t");
-      C.Col = uint32_t(J + 2 + (Row.slice(J + 1, K).size() -
-                                Row.slice(J + 1, K).ltrim(" \t").size()));
+      llvm::StringRef Inner = Row.slice(J + 1, K);
+      llvm::StringRef Trimmed = Inner.ltrim(" \t");
+      C.Text = Trimmed.rtrim(" \t");
+      C.Col = uint32_t(J + 2 + (Inner.size() - Trimmed.size()));
       size_t After = K + 1;
       while (After < Row.size() && (Row[After] == ' ' || Row[After] == '\t'))
         ++After;
@@ -159,7 +169,7 @@ bool CellParser::parseRow(llvm::StringRef Row, uint32_t Rank,
         CellRef Tail{Row.substr(J, Row.find(',', J) - J), Line,
                      uint32_t(J + 1), Rank, Index};
         error(Tail, After - J, "unexpected text after the closing quote");
-        return false;
+        return;
       }
       Next = After < Row.size() ? After : llvm::StringRef::npos;
     } else {
@@ -184,7 +194,6 @@ bool CellParser::parseRow(llvm::StringRef Row, uint32_t Rank,
     I = Next + 1;
   }
   // Empty cells at the end of a row are padding (spreadsheets write them).
-  return true;
 }
 
 void CellParser::parseCell(const CellRef &C, std::vector<Action> &Out) {

@@ -291,6 +291,8 @@ INSTANTIATE_TEST_SUITE_P(
                 "1:1 out-of-range: 0RECV_F0 has no partner: stage -1 does not "
                 "exist"},
         BadCell{"", "1:1 no-pipeline: the file holds no action"},
+        BadCell{"\xEF\xBB\xBF" "0F0\n", "1:1 csv-syntax: the file starts with a "
+                                     "UTF-8 byte-order mark"},
         BadCell{",,\n\n", "1:1 no-pipeline: the file holds no action"}));
 
 TEST(TorchImportErrors, StagePlacementHasANoteAtTheFirstPlace) {
