@@ -73,24 +73,35 @@ struct Channel {
   bool empty() const { return Head == Pending.size(); }
 };
 
+/// One comm track of a rank: under async rendezvous/eager one per peer (the
+/// ops between two ranks progress in program order, ops to different peers
+/// independently); under batched, and when blocking, one for all comms.
+struct Stream {
+  int32_t Peer = -1;
+  std::vector<uint32_t> Ops; // action indices, program order
+  uint32_t Pos = 0;          // first op not finished
+  uint32_t BatchEnd = 0;     // [Pos, BatchEnd) posted while Posted
+  uint32_t Remaining = 0;    // unmatched ops of the posted batch
+  bool Posted = false;
+  /// Async: when the last batch's transfers began (the next may not begin
+  /// earlier); blocking: when it completed.
+  double Free = 0;
+  uint64_t FreeRef = NoRef;
+  double BatchDone = 0; // completion of the last finished batch
+  uint64_t BatchDoneRef = NoRef;
+  int32_t OutPeer = -1, InPeer = -1;
+  uint32_t OutChan = 0, InChan = 0;
+};
+
 struct RankState {
   llvm::ArrayRef<Action> Acts;
   uint32_t CIdx = 0; // compute cursor (the only cursor when blocking)
-  uint32_t MIdx = 0; // comm cursor (async)
   double ComputeFree = 0;
   uint64_t LastCompute = NoRef;
-  double CommFree = 0;
-  uint64_t LastComm = NoRef;
-  // The batch the comm cursor is in: [BatchBegin, BatchEnd).
-  uint32_t BatchBegin = 0, BatchEnd = 0;
-  uint32_t Remaining = 0; // unmatched ops in the batch
-  bool BatchPosted = false;
-  double BatchDone = 0; // completion of the last finished batch
-  uint64_t BatchDoneRef = NoRef;
+  llvm::SmallVector<Stream, 2> Streams;
+  std::vector<uint16_t> StreamOf; // per action; meaningful for comms
+  llvm::BitVector Posted, Done;   // per action; comms only
   bool InList = false;
-  // Cached channel lookups.
-  int32_t LastOutPeer = -1, LastInPeer = -1;
-  uint32_t LastOutChan = 0, LastInChan = 0;
 };
 
 class Sim {
@@ -123,6 +134,9 @@ private:
   double &xstartOf(uint64_t Ref) {
     return Res.Times[refRank(Ref)].TransferStart[refIdx(Ref)];
   }
+  uint64_t predOf(uint64_t Ref) const {
+    return Opts.CriticalPath ? Preds[refRank(Ref)][refIdx(Ref)] : NoRef;
+  }
   void setPred(uint64_t Ref, uint64_t Pred) {
     if (Opts.CriticalPath)
       Preds[refRank(Ref)][refIdx(Ref)] = Pred;
@@ -134,26 +148,27 @@ private:
     Work.push_back(R);
   }
   uint32_t channel(int32_t Src, int32_t Dst);
+  void buildStreams(int32_t R);
 
   // --- the cursors --------------------------------------------------------
   void advance(int32_t R);
   bool advanceCompute(int32_t R);
-  bool advanceComm(int32_t R);
+  bool advanceStreams(int32_t R);
   bool advanceBlocking(int32_t R);
   /// Tries to run the compute (or overlap pair) at CIdx. False if blocked.
-  bool runCompute(int32_t R, double Floor, uint64_t FloorRef);
-  /// Posts every op of the current batch at time Ready.
-  void postBatch(int32_t R, double Ready, uint64_t ReadyRef);
-  void post(int32_t R, uint32_t Idx, double Ready, uint64_t ReadyRef);
-  void matched(uint64_t SendRef, uint64_t RecvRef, const Slot &First,
-               double SendReady, double RecvReady, uint64_t SendReadyRef,
-               uint64_t RecvReadyRef);
+  bool runCompute(int32_t R);
+  /// Posts the batch starting at the stream's Pos at time Ready.
+  void postBatch(int32_t R, Stream &Sm, double Ready, uint64_t ReadyRef);
+  void post(int32_t R, Stream &Sm, uint32_t Idx, double Ready,
+            uint64_t ReadyRef);
+  void matched(uint64_t SendRef, uint64_t RecvRef, const Slot &SendSlot,
+               double SendReady, double RecvReady);
   void opDone(uint64_t Ref, double End);
-  /// Finishes the batch once every op matched; true if it did.
-  bool finishBatch(int32_t R);
-  uint32_t batchEnd(int32_t R, uint32_t Begin) const;
+  /// Finishes the posted batch once every op matched; true if it did.
+  bool finishBatch(int32_t R, Stream &Sm);
 
   // --- after the run ------------------------------------------------------
+  uint32_t stuckAt(int32_t R) const;
   void figures();
   void criticalPath();
   void reportDeadlock();
@@ -164,7 +179,7 @@ private:
   const SimOptions &Opts;
   DiagnosticEngine *Diags;
   int32_t P, NS, NM;
-  bool Blocking = false, Dataflow = false;
+  bool Blocking = false, Dataflow = false, OneStream = false;
   ir::CommModel Model = ir::CommModel::Rendezvous;
   ir::CostModel Cost;
 
@@ -175,11 +190,11 @@ private:
   llvm::DenseMap<uint64_t, uint32_t> ChannelIds;
   std::vector<int32_t> Work;
 
-  // Per (microbatch, stage): the receive serving F / B-or-I (comms mode),
-  // or the producer (dataflow mode).
+  // Per (microbatch, stage): the receive serving F / B-or-I on its rank,
+  // and the compute that produced F / B-or-I.
   std::vector<uint64_t> RecvF, RecvB;
   std::vector<uint64_t> ProdF, ProdBI;
-  llvm::BitVector HasF, HasBI, HasI;
+  llvm::BitVector HasF, HasBI; // dataflow: which producers exist
   uint64_t Mismatches = 0;
 };
 
@@ -196,14 +211,27 @@ uint32_t Sim::channel(int32_t Src, int32_t Dst) {
   return Id;
 }
 
-uint32_t Sim::batchEnd(int32_t R, uint32_t Begin) const {
-  llvm::ArrayRef<Action> Acts = Ranks[R].Acts;
-  if (Model != ir::CommModel::Batched)
-    return Begin + 1;
-  uint32_t E = Begin + 1;
-  while (E < Acts.size() && ir::isComm(Acts[E].Kind))
-    ++E;
-  return E;
+void Sim::buildStreams(int32_t R) {
+  RankState &St = Ranks[R];
+  size_t N = St.Acts.size();
+  St.StreamOf.assign(N, 0);
+  St.Posted.resize(N);
+  St.Done.resize(N);
+  llvm::SmallDenseMap<int32_t, uint16_t, 4> ByPeer;
+  for (uint32_t I = 0; I < N; ++I) {
+    const Action &A = St.Acts[I];
+    if (!ir::isComm(A.Kind))
+      continue;
+    int32_t Key = OneStream ? -1 : A.Peer;
+    auto It = ByPeer.find(Key);
+    if (It == ByPeer.end()) {
+      It = ByPeer.insert({Key, uint16_t(St.Streams.size())}).first;
+      St.Streams.emplace_back();
+      St.Streams.back().Peer = Key;
+    }
+    St.StreamOf[I] = It->second;
+    St.Streams[It->second].Ops.push_back(I);
+  }
 }
 
 SimResult Sim::run() {
@@ -214,6 +242,7 @@ SimResult Sim::run() {
   Blocking = Opts.BlockingComm.value_or(!S.Cost.AsyncComm);
   Dataflow = Opts.Dataflow == DataflowMode::Dataflow ||
              (Opts.Dataflow == DataflowMode::Auto && !S.hasComms());
+  OneStream = Blocking || Model == ir::CommModel::Batched;
   Res.Comm = Model;
   Res.Blocking = Blocking;
   Res.UsedDataflow = Dataflow;
@@ -232,11 +261,13 @@ SimResult Sim::run() {
     Res.Times[R].TransferStart.assign(N, NaN);
     if (Opts.CriticalPath)
       Preds[R].assign(N, NoRef);
+    if (!Dataflow)
+      buildStreams(R);
   }
   size_t Keys = NS > 0 && NM > 0 ? size_t(NS) * size_t(NM) : 0;
+  ProdF.assign(Keys, NoRef);
+  ProdBI.assign(Keys, NoRef);
   if (Dataflow) {
-    ProdF.assign(Keys, NoRef);
-    ProdBI.assign(Keys, NoRef);
     HasF.resize(Keys);
     HasBI.resize(Keys);
     for (const ir::RankProgram &RP : S.Ranks)
@@ -265,11 +296,8 @@ SimResult Sim::run() {
 
   Res.StuckAt.assign(P, 0);
   for (int32_t R = 0; R < P; ++R) {
-    const RankState &St = Ranks[R];
-    uint32_t N = St.Acts.size();
-    uint32_t At = Blocking || Dataflow ? St.CIdx : std::min(St.CIdx, St.MIdx);
-    Res.StuckAt[R] = At;
-    if (At < N)
+    Res.StuckAt[R] = stuckAt(R);
+    if (Res.StuckAt[R] < Ranks[R].Acts.size())
       Res.Deadlocked = true;
   }
   // Eager sends nobody received are not a hang, but they are wrong.
@@ -292,21 +320,32 @@ SimResult Sim::run() {
   return std::move(Res);
 }
 
+uint32_t Sim::stuckAt(int32_t R) const {
+  const RankState &St = Ranks[R];
+  uint32_t At = St.CIdx;
+  if (Blocking || Dataflow)
+    return At;
+  for (const Stream &Sm : St.Streams)
+    if (Sm.Pos < Sm.Ops.size())
+      At = std::min(At, Sm.Ops[Sm.Pos]);
+  return At;
+}
+
 void Sim::advance(int32_t R) {
   if (Blocking || Dataflow) {
     advanceBlocking(R);
     return;
   }
-  // Alternate the two tracks until neither moves.
+  // Alternate the tracks until none moves.
   while (true) {
     bool A = advanceCompute(R);
-    bool B = advanceComm(R);
+    bool B = advanceStreams(R);
     if (!A && !B)
       return;
   }
 }
 
-bool Sim::runCompute(int32_t R, double Floor, uint64_t FloorRef) {
+bool Sim::runCompute(int32_t R) {
   RankState &St = Ranks[R];
   llvm::ArrayRef<Action> Acts = St.Acts;
   uint32_t I = St.CIdx;
@@ -314,19 +353,14 @@ bool Sim::runCompute(int32_t R, double Floor, uint64_t FloorRef) {
   if (Acts[I].overlapsNext() && I + 1 < Acts.size() &&
       ir::isCompute(Acts[I + 1].Kind))
     N = 2;
-  double Begin = Floor;
-  uint64_t Bind = FloorRef;
+  double Begin = St.ComputeFree;
+  uint64_t Bind = St.LastCompute;
   auto Need = [&](uint64_t Ref, double Delay) {
-    if (Ref == NoRef)
-      return true;
-    double E = endOf(Ref);
-    if (!known(E))
-      return false;
-    if (E + Delay > Begin) {
-      Begin = E + Delay;
+    double E = endOf(Ref) + Delay;
+    if (E > Begin) {
+      Begin = E;
       Bind = Ref;
     }
-    return true;
   };
   for (uint32_t J = I; J < I + N; ++J) {
     const Action &A = Acts[J];
@@ -339,9 +373,9 @@ bool Sim::runCompute(int32_t R, double Floor, uint64_t FloorRef) {
                                               : RecvB[K];
       if (Rv == NoRef || refRank(Rv) != R)
         continue;
-      // The receive is complete once the comm cursor has finished its
-      // batch (under batched, the whole batch completes together).
-      if (refIdx(Rv) >= St.MIdx)
+      // Complete once its batch has finished (under batched, the whole
+      // batch completes together).
+      if (!St.Done[refIdx(Rv)])
         return false;
       Need(Rv, 0);
       continue;
@@ -357,7 +391,8 @@ bool Sim::runCompute(int32_t R, double Floor, uint64_t FloorRef) {
       uint64_t Ref = IsF ? ProdF[PK] : ProdBI[PK];
       if (Ref == NoRef)
         return false;
-      return Need(Ref, refRank(Ref) == R ? 0 : Cost.messageTime(MsgKind));
+      Need(Ref, refRank(Ref) == R ? 0 : Cost.messageTime(MsgKind));
+      return true;
     };
     bool Ok = true;
     switch (A.Kind) {
@@ -395,17 +430,17 @@ bool Sim::runCompute(int32_t R, double Floor, uint64_t FloorRef) {
     T.End[J] = End;
     setPred(pack(R, J), J == I ? Bind : pack(R, I));
     const Action &A = Acts[J];
-    if (Dataflow && validKey(A)) {
-      size_t K = key(A.Microbatch, A.Stage);
-      if (A.Kind == ActionKind::F) {
-        ProdF[K] = pack(R, J);
-        if (A.Stage + 1 < NS)
-          wake(rankOfStage(A.Stage + 1));
-      } else if (A.Kind == ActionKind::B || A.Kind == ActionKind::I) {
-        ProdBI[K] = pack(R, J);
-        if (A.Stage > 0)
-          wake(rankOfStage(A.Stage - 1));
-      }
+    if (!validKey(A))
+      continue;
+    size_t K = key(A.Microbatch, A.Stage);
+    if (A.Kind == ActionKind::F) {
+      ProdF[K] = pack(R, J);
+      if (Dataflow && A.Stage + 1 < NS)
+        wake(rankOfStage(A.Stage + 1));
+    } else if (A.Kind == ActionKind::B || A.Kind == ActionKind::I) {
+      ProdBI[K] = pack(R, J);
+      if (Dataflow && A.Stage > 0)
+        wake(rankOfStage(A.Stage - 1));
     }
   }
   Res.Ranks[R].ComputeBusy += Dur;
@@ -424,13 +459,11 @@ bool Sim::advanceCompute(int32_t R) {
     uint32_t I = St.CIdx;
     const Action &A = Acts[I];
     if (ir::isComm(A.Kind)) {
-      // Sends, and every op under batched, are issued once the computes
-      // before them finish: remember when that is for the comm cursor.
-      if (ir::isSend(A.Kind) || Model == ir::CommModel::Batched) {
-        if (I >= St.MIdx) {
-          T.Start[I] = St.ComputeFree;
-          setPred(pack(R, I), St.LastCompute);
-        }
+      // Remember when the computes before it finished: a send's data is
+      // ready then at the latest, and a batch is posted then.
+      if (!St.Posted[I]) {
+        T.Start[I] = St.ComputeFree;
+        setPred(pack(R, I), St.LastCompute);
       }
       if (ir::isRecv(A.Kind) && validKey(A)) {
         size_t K = key(A.Microbatch, A.Stage);
@@ -448,46 +481,65 @@ bool Sim::advanceCompute(int32_t R) {
       Moved = true;
       continue;
     }
-    if (!runCompute(R, St.ComputeFree, St.LastCompute))
+    if (!runCompute(R))
       return Moved;
     Moved = true;
   }
   return Moved;
 }
 
-bool Sim::advanceComm(int32_t R) {
+bool Sim::advanceStreams(int32_t R) {
   RankState &St = Ranks[R];
-  llvm::ArrayRef<Action> Acts = St.Acts;
   RankTimeline &T = Res.Times[R];
   bool Moved = false;
-  while (St.MIdx < Acts.size()) {
-    uint32_t I = St.MIdx;
-    if (St.BatchPosted) {
-      if (!finishBatch(R))
-        return Moved;
-      Moved = true;
-      continue;
-    }
-    const Action &A = Acts[I];
-    if (!ir::isComm(A.Kind)) {
-      ++St.MIdx;
-      continue;
-    }
-    double Ready = St.CommFree;
-    uint64_t ReadyRef = St.LastComm;
-    bool NeedsIssue = ir::isSend(A.Kind) || Model == ir::CommModel::Batched;
-    if (NeedsIssue) {
-      if (St.CIdx <= I)
-        return Moved; // the computes before it have not all run
-      if (T.Start[I] > Ready) {
-        Ready = T.Start[I];
-        ReadyRef = Opts.CriticalPath ? Preds[R][I] : NoRef;
+  for (Stream &Sm : St.Streams) {
+    while (true) {
+      if (Sm.Posted) {
+        if (!finishBatch(R, Sm))
+          break;
+        Moved = true;
+        continue;
       }
+      if (Sm.Pos >= Sm.Ops.size())
+        break;
+      uint32_t I = Sm.Ops[Sm.Pos];
+      const Action &A = St.Acts[I];
+      double Ready = Sm.Free;
+      uint64_t ReadyRef = Sm.FreeRef;
+      auto Later = [&](double Tm, uint64_t Ref) {
+        if (Tm > Ready) {
+          Ready = Tm;
+          ReadyRef = Ref;
+        }
+      };
+      if (OneStream) {
+        // Batched: the batch is posted when the computes before it finish.
+        if (St.CIdx <= I)
+          break;
+        Later(T.Start[I], predOf(pack(R, I)));
+      } else if (ir::isSend(A.Kind)) {
+        // A send goes when its data is ready: at the end of the compute it
+        // serves if that ran on this rank, else when the computes before
+        // it in program order have finished.
+        uint64_t Prod = NoRef;
+        if (validKey(A)) {
+          size_t K = key(A.Microbatch, A.Stage);
+          Prod = A.Kind == ActionKind::SendF ? ProdF[K] : ProdBI[K];
+          if (Prod != NoRef && refRank(Prod) != R)
+            Prod = NoRef;
+        }
+        if (Prod != NoRef) {
+          Later(endOf(Prod), Prod);
+        } else {
+          if (St.CIdx <= I)
+            break;
+          Later(T.Start[I], predOf(pack(R, I)));
+        }
+      }
+      // A receive is posted as soon as its track is free.
+      postBatch(R, Sm, Ready, ReadyRef);
+      Moved = true;
     }
-    St.BatchBegin = I;
-    St.BatchEnd = batchEnd(R, I);
-    postBatch(R, Ready, ReadyRef);
-    Moved = true;
   }
   return Moved;
 }
@@ -499,32 +551,30 @@ bool Sim::advanceBlocking(int32_t R) {
   bool Moved = false;
   while (St.CIdx < Acts.size()) {
     uint32_t I = St.CIdx;
-    if (St.BatchPosted) {
-      if (!finishBatch(R))
-        return Moved;
-      // The batch occupied the rank.
-      St.ComputeFree = St.BatchDone;
-      St.LastCompute = St.BatchDoneRef;
-      St.CIdx = St.MIdx;
-      Moved = true;
-      continue;
-    }
     const Action &A = Acts[I];
-    if (ir::isCompute(A.Kind)) {
-      if (!runCompute(R, St.ComputeFree, St.LastCompute))
+    if (ir::isComm(A.Kind) && !Dataflow) {
+      Stream &Sm = St.Streams[St.StreamOf[I]];
+      if (!Sm.Posted) {
+        if (ir::isRecv(A.Kind) && validKey(A)) {
+          size_t K = key(A.Microbatch, A.Stage);
+          (A.Kind == ActionKind::RecvF ? RecvF[K] : RecvB[K]) = pack(R, I);
+        }
+        postBatch(R, Sm, St.ComputeFree, St.LastCompute);
+        Moved = true;
+      }
+      uint32_t Last = Sm.Ops[Sm.BatchEnd - 1];
+      if (!finishBatch(R, Sm))
         return Moved;
+      // The batch held the rank until it completed.
+      St.ComputeFree = Sm.BatchDone;
+      St.LastCompute = Sm.BatchDoneRef;
+      St.CIdx = Last + 1;
       Moved = true;
       continue;
     }
-    if (ir::isComm(A.Kind) && !Dataflow) {
-      if (ir::isRecv(A.Kind) && validKey(A)) {
-        size_t K = key(A.Microbatch, A.Stage);
-        (A.Kind == ActionKind::RecvF ? RecvF[K] : RecvB[K]) = pack(R, I);
-      }
-      St.MIdx = I;
-      St.BatchBegin = I;
-      St.BatchEnd = batchEnd(R, I);
-      postBatch(R, St.ComputeFree, St.LastCompute);
+    if (ir::isCompute(A.Kind)) {
+      if (!runCompute(R))
+        return Moved;
       Moved = true;
       continue;
     }
@@ -537,41 +587,48 @@ bool Sim::advanceBlocking(int32_t R) {
   return Moved;
 }
 
-void Sim::postBatch(int32_t R, double Ready, uint64_t ReadyRef) {
-  RankState &St = Ranks[R];
-  St.BatchPosted = true;
-  St.Remaining = St.BatchEnd - St.BatchBegin;
-  for (uint32_t J = St.BatchBegin; J < St.BatchEnd; ++J)
-    post(R, J, Ready, ReadyRef);
+void Sim::postBatch(int32_t R, Stream &Sm, double Ready, uint64_t ReadyRef) {
+  // Under batched, a batch is a maximal run of consecutive comm actions.
+  uint32_t E = Sm.Pos + 1;
+  if (Model == ir::CommModel::Batched)
+    while (E < Sm.Ops.size() && Sm.Ops[E] == Sm.Ops[E - 1] + 1)
+      ++E;
+  Sm.BatchEnd = E;
+  Sm.Posted = true;
+  Sm.Remaining = E - Sm.Pos;
+  for (uint32_t K = Sm.Pos; K < E; ++K)
+    post(R, Sm, Sm.Ops[K], Ready, ReadyRef);
 }
 
-void Sim::post(int32_t R, uint32_t Idx, double Ready, uint64_t ReadyRef) {
+void Sim::post(int32_t R, Stream &Sm, uint32_t Idx, double Ready,
+               uint64_t ReadyRef) {
   RankState &St = Ranks[R];
   const Action &A = St.Acts[Idx];
   RankTimeline &T = Res.Times[R];
+  St.Posted.set(Idx);
   T.Start[Idx] = Ready;
-  setPred(pack(R, Idx), ReadyRef);
   uint64_t Me = pack(R, Idx);
+  setPred(Me, ReadyRef);
   if (!validPeer(R, A)) {
     // Nothing to talk to: a no-op (the verifier reports it).
-    T.TransferStart[Idx] = T.End[Idx] = Ready;
-    --St.Remaining;
+    T.TransferStart[Idx] = Ready;
+    opDone(Me, Ready);
     return;
   }
   bool IsSend = ir::isSend(A.Kind);
   uint32_t C;
   if (IsSend) {
-    if (St.LastOutPeer != A.Peer) {
-      St.LastOutPeer = A.Peer;
-      St.LastOutChan = channel(R, A.Peer);
+    if (Sm.OutPeer != A.Peer) {
+      Sm.OutPeer = A.Peer;
+      Sm.OutChan = channel(R, A.Peer);
     }
-    C = St.LastOutChan;
+    C = Sm.OutChan;
   } else {
-    if (St.LastInPeer != A.Peer) {
-      St.LastInPeer = A.Peer;
-      St.LastInChan = channel(A.Peer, R);
+    if (Sm.InPeer != A.Peer) {
+      Sm.InPeer = A.Peer;
+      Sm.InChan = channel(A.Peer, R);
     }
-    C = St.LastInChan;
+    C = Sm.InChan;
   }
   Channel &Ch = Channels[C];
   Slot Mine;
@@ -580,7 +637,7 @@ void Sim::post(int32_t R, uint32_t Idx, double Ready, uint64_t ReadyRef) {
   Mine.IsSend = IsSend;
   if (IsSend) {
     ++Ch.Messages;
-    Ch.Bytes += A.Kind == ir::ActionKind::SendF || Cost.GradientBytes < 0
+    Ch.Bytes += A.Kind == ActionKind::SendF || Cost.GradientBytes < 0
                     ? Cost.ActivationBytes
                     : Cost.GradientBytes;
     ++Res.Ranks[R].Sends;
@@ -594,27 +651,21 @@ void Sim::post(int32_t R, uint32_t Idx, double Ready, uint64_t ReadyRef) {
   } else {
     ++Res.Ranks[R].Recvs;
   }
-  // Is the other side already posted? Pending ops of a channel all come
+  // Is the other side already posted? A channel's pending ops all come
   // from the side that is ahead.
   if (!Ch.empty() && Ch.Pending[Ch.Head].IsSend != IsSend) {
     Slot Other = Ch.pop();
     if (IsSend)
-      matched(Me, Other.Ref, Mine, Ready, Other.Ready, ReadyRef,
-              Opts.CriticalPath ? Preds[refRank(Other.Ref)][refIdx(Other.Ref)]
-                                : NoRef);
+      matched(Me, Other.Ref, Mine, Ready, Other.Ready);
     else
-      matched(Other.Ref, Me, Other, Other.Ready, Ready,
-              Opts.CriticalPath ? Preds[refRank(Other.Ref)][refIdx(Other.Ref)]
-                                : NoRef,
-              ReadyRef);
+      matched(Other.Ref, Me, Other, Other.Ready, Ready);
     return;
   }
   Ch.push(Mine);
 }
 
 void Sim::matched(uint64_t SendRef, uint64_t RecvRef, const Slot &SendSlot,
-                  double SendReady, double RecvReady, uint64_t SendReadyRef,
-                  uint64_t RecvReadyRef) {
+                  double SendReady, double RecvReady) {
   const Action &SA = S.Ranks[refRank(SendRef)].Actions[refIdx(SendRef)];
   const Action &RA = S.Ranks[refRank(RecvRef)].Actions[refIdx(RecvRef)];
   // SEND_F(m, s) matches RECV_F(m, s+1); SEND_B(m, s) matches RECV_B(m, s-1).
@@ -634,27 +685,21 @@ void Sim::matched(uint64_t SendRef, uint64_t RecvRef, const Slot &SendSlot,
                                refRank(SendRef)))
           .note(locOf(SA), "the send is here");
   }
-  double Msg = Cost.messageTime(SA.Kind);
   if (Model == ir::CommModel::Eager) {
     // The send is done; the receive ends when the data is there.
-    double SendStart = xstartOf(SendRef), SendEnd = endOf(SendRef);
-    if (!known(SendEnd)) { // the send was pending: take its slot's times
-      SendStart = SendSlot.XStart;
-      SendEnd = SendSlot.End;
-    }
-    double X = std::max(RecvReady, SendStart);
-    double E = std::max(RecvReady, SendEnd);
+    double X = std::max(RecvReady, SendSlot.XStart);
+    double E = std::max(RecvReady, SendSlot.End);
     xstartOf(RecvRef) = std::min(X, E);
-    if (SendEnd > RecvReady)
+    if (SendSlot.End > RecvReady)
       setPred(RecvRef, SendRef);
     opDone(RecvRef, E);
     return;
   }
   double Begin = std::max(SendReady, RecvReady);
-  double E = Begin + Msg;
+  double E = Begin + Cost.messageTime(SA.Kind);
   xstartOf(SendRef) = Begin;
   xstartOf(RecvRef) = Begin;
-  // The side that was posted first waited for the other.
+  // The side that was ready first waited for the other.
   if (SendReady > RecvReady)
     setPred(RecvRef, SendRef);
   else if (RecvReady > SendReady)
@@ -667,19 +712,21 @@ void Sim::opDone(uint64_t Ref, double End) {
   int32_t R = refRank(Ref);
   endOf(Ref) = End;
   RankState &St = Ranks[R];
-  if (--St.Remaining == 0)
+  Stream &Sm = St.Streams[St.StreamOf[refIdx(Ref)]];
+  if (--Sm.Remaining == 0)
     wake(R);
 }
 
-bool Sim::finishBatch(int32_t R) {
-  RankState &St = Ranks[R];
-  if (St.Remaining != 0)
+bool Sim::finishBatch(int32_t R, Stream &Sm) {
+  if (Sm.Remaining != 0)
     return false;
+  RankState &St = Ranks[R];
   RankTimeline &T = Res.Times[R];
   double MaxEnd = -std::numeric_limits<double>::infinity();
   double MaxX = MaxEnd;
-  uint32_t Arg = St.BatchBegin, ArgX = St.BatchBegin;
-  for (uint32_t J = St.BatchBegin; J < St.BatchEnd; ++J) {
+  uint32_t Arg = Sm.Ops[Sm.Pos], ArgX = Arg;
+  for (uint32_t K = Sm.Pos; K < Sm.BatchEnd; ++K) {
+    uint32_t J = Sm.Ops[K];
     if (T.End[J] > MaxEnd) {
       MaxEnd = T.End[J];
       Arg = J;
@@ -690,23 +737,25 @@ bool Sim::finishBatch(int32_t R) {
     }
   }
   RankStats &RS = Res.Ranks[R];
-  for (uint32_t J = St.BatchBegin; J < St.BatchEnd; ++J) {
+  for (uint32_t K = Sm.Pos; K < Sm.BatchEnd; ++K) {
+    uint32_t J = Sm.Ops[K];
     RS.CommBusy += T.End[J] - T.TransferStart[J];
     RS.CommWait += T.TransferStart[J] - T.Start[J];
+    St.Done.set(J);
     if (J != Arg) {
       T.End[J] = MaxEnd; // the batch completes as a whole
       setPred(pack(R, J), pack(R, Arg));
     }
   }
-  // Async: the comm track orders the *start* of transfers (the rendezvous
-  // point); messages already under way overlap the next one. Blocking: the
-  // rank is held until the batch has completed.
-  St.BatchDone = MaxEnd;
-  St.BatchDoneRef = pack(R, Arg);
-  St.CommFree = Blocking ? MaxEnd : MaxX;
-  St.LastComm = pack(R, Blocking ? Arg : ArgX);
-  St.MIdx = St.BatchEnd;
-  St.BatchPosted = false;
+  // Async: a track orders the *start* of transfers (the rendezvous point);
+  // messages already under way overlap the next one. Blocking: the rank is
+  // held until the batch has completed.
+  Sm.BatchDone = MaxEnd;
+  Sm.BatchDoneRef = pack(R, Arg);
+  Sm.Free = Blocking ? MaxEnd : MaxX;
+  Sm.FreeRef = pack(R, Blocking ? Arg : ArgX);
+  Sm.Pos = Sm.BatchEnd;
+  Sm.Posted = false;
   return true;
 }
 
@@ -840,12 +889,8 @@ void Sim::reportDeadlock() {
     uint32_t At = Res.StuckAt[R];
     if (At >= S.Ranks[R].Actions.size())
       continue;
-    const RankState &St = Ranks[R];
-    // Say what the rank waits on: its pending comm, or a compute's input.
+    // Say what the rank waits on: a pending comm, or a compute's input.
     uint32_t Wait = At;
-    if (!Blocking && !Dataflow && St.MIdx < St.Acts.size() &&
-        St.BatchPosted)
-      Wait = St.BatchBegin;
     const Action &A = S.Ranks[R].Actions[Wait];
     std::string What;
     if (ir::isRecv(A.Kind))

@@ -1,0 +1,322 @@
+//===- SimCommand.cpp - ppsc sim: simulate a schedule, draw its timeline --===//
+//
+// Loads the schedule, runs the pass pipeline to its Check goal (comms
+// inserted, dependencies and deadlock checked), simulates it under the cost
+// model and writes the requested outputs: by default a terminal Gantt chart
+// and the summary table; --format takes a comma-separated list of gantt,
+// summary, chrome, svg, html, json, csv. --comm-volume adds the
+// communication-volume report (seed 000) to summary, json and html.
+// Exit codes: 0 ok, 1 diagnostics (including a deadlock), 2 usage errors.
+//
+//===----------------------------------------------------------------------===//
+#include "pps/backends/Trace.h"
+#include "pps/driver/Pipeline.h"
+#include "pps/sim/CommVolume.h"
+#include "pps/sim/Simulator.h"
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Process.h"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+
+namespace pps::driver {
+
+using namespace llvm;
+
+static cl::SubCommand SimCmd(
+    "sim", "Simulate a schedule: Gantt chart, bubble, memory, bytes moved, "
+           "Chrome trace, SVG/HTML timeline");
+
+// The shared positional (opts::Input) reaches only the subcommands that
+// are registered before it at static-initialisation time (LLVM copies
+// named options, not positional ones, into a later subcommand), so sim
+// declares its own and hands the value on.
+static cl::opt<std::string> SimInput(cl::Positional,
+                                     cl::desc("<input .pps|.csv|->"),
+                                     cl::sub(SimCmd), cl::cat(opts::Category));
+
+static cl::opt<std::string> Format(
+    "format",
+    cl::desc("Outputs, comma-separated: gantt, summary, chrome, svg, html, "
+             "json, csv (default gantt,summary)"),
+    cl::value_desc("list"), cl::init("gantt,summary"), cl::sub(SimCmd),
+    cl::cat(opts::Category));
+static cl::opt<std::string>
+    CommModelOpt("comm-model",
+                 cl::desc("Simulate under this comm model instead of the "
+                          "schedule's"),
+                 cl::value_desc("rendezvous|eager|batched"), cl::sub(SimCmd),
+                 cl::cat(opts::Category));
+static cl::opt<bool>
+    BlockingComm("blocking-comm",
+                 cl::desc("Comm occupies the rank (default: async, comm "
+                          "overlaps compute)"),
+                 cl::sub(SimCmd), cl::cat(opts::Category));
+static cl::opt<bool> AsyncComm("async-comm",
+                               cl::desc("Comm overlaps compute (overrides a "
+                                        "schedule that says blocking)"),
+                               cl::sub(SimCmd), cl::cat(opts::Category));
+static cl::opt<double>
+    LatencyOpt("latency", cl::desc("Override the per-message latency"),
+               cl::value_desc("time"), cl::init(-1), cl::sub(SimCmd),
+               cl::cat(opts::Category));
+static cl::opt<std::string> Timing(
+    "timing",
+    cl::desc("Cross-rank waits from: auto (comm actions if any, else "
+             "dataflow), comms, dataflow"),
+    cl::value_desc("auto|comms|dataflow"), cl::init("auto"), cl::sub(SimCmd),
+    cl::cat(opts::Category));
+static cl::opt<unsigned>
+    Width("width",
+          cl::desc("Gantt chart columns (default: terminal width, or 100)"),
+          cl::value_desc("N"), cl::init(0), cl::sub(SimCmd),
+          cl::cat(opts::Category));
+static cl::opt<std::string>
+    TimelineColor("timeline-color",
+                  cl::desc("Colour the Gantt chart: auto (when stdout is a "
+                           "terminal), always, never"),
+                  cl::value_desc("when"), cl::init("auto"), cl::sub(SimCmd),
+                  cl::cat(opts::Category));
+// The communication-volume report.
+static cl::opt<std::string> CommVolume(
+    "comm-volume",
+    cl::desc("Add the comm-volume report: activation-tensor or "
+             "block-residual-cache"),
+    cl::value_desc("kind"), cl::sub(SimCmd), cl::cat(opts::Category));
+static cl::opt<bool> Cache("cache",
+                           cl::desc("Enable the cross-stage cache"),
+                           cl::sub(SimCmd), cl::cat(opts::Category));
+static cl::opt<std::string>
+    CachePolicyOpt("cache-policy", cl::desc("Cache policy"),
+                   cl::value_desc("disabled|fifo|lru"), cl::init("fifo"),
+                   cl::sub(SimCmd), cl::cat(opts::Category));
+static cl::opt<bool> CacheReuse(
+    "cache-reuse-backward",
+    cl::desc("Let the backward reuse cached residuals (default true)"),
+    cl::init(true), cl::sub(SimCmd), cl::cat(opts::Category));
+static cl::opt<unsigned> CacheInflight(
+    "cache-max-inflight",
+    cl::desc("Microbatches the cache holds at once (default 1)"),
+    cl::value_desc("N"), cl::init(1), cl::sub(SimCmd), cl::cat(opts::Category));
+static cl::opt<std::string> CacheEviction(
+    "cache-eviction", cl::desc("Clear the cache at each step boundary or never"),
+    cl::value_desc("step-boundary|none"), cl::init("step-boundary"),
+    cl::sub(SimCmd), cl::cat(opts::Category));
+static cl::opt<uint64_t> PayloadBytes(
+    "payload-bytes",
+    cl::desc("Bytes per transfer (default: the schedule's activation size)"),
+    cl::value_desc("N"), cl::init(0), cl::sub(SimCmd), cl::cat(opts::Category));
+static cl::opt<unsigned>
+    LayersPerStage("layers-per-stage", cl::desc("Layers per stage (default 1)"),
+                   cl::value_desc("N"), cl::init(1), cl::sub(SimCmd),
+                   cl::cat(opts::Category));
+static cl::opt<unsigned>
+    LayersPerBlock("layers-per-block", cl::desc("Layers per block (default 1)"),
+                   cl::value_desc("N"), cl::init(1), cl::sub(SimCmd),
+                   cl::cat(opts::Category));
+static cl::opt<unsigned>
+    Steps("steps", cl::desc("Training steps for the comm-volume report"),
+          cl::value_desc("N"), cl::init(1), cl::sub(SimCmd),
+          cl::cat(opts::Category));
+
+namespace {
+
+enum OutKind : unsigned {
+  OutGantt = 1,
+  OutSummary = 2,
+  OutChrome = 4,
+  OutSvg = 8,
+  OutHtml = 16,
+  OutJson = 32,
+  OutCsv = 64,
+};
+
+int usage(const std::string &Msg) {
+  errs() << "ppsc sim: error: " << Msg << "\n";
+  return ExitUsage;
+}
+
+} // namespace
+
+static int runSim() {
+  if (opts::Input.empty() && !SimInput.empty())
+    opts::Input.setValue(SimInput.getValue());
+  if (opts::Input.empty())
+    return usage("no input file (use - for stdin)");
+
+  // Options first: a usage error needs no compilation.
+  unsigned Outs = 0;
+  SmallVector<StringRef, 4> Parts;
+  StringRef(Format).split(Parts, ',', -1, false);
+  for (StringRef P : Parts) {
+    unsigned K = StringSwitch<unsigned>(P.trim())
+                     .Case("gantt", OutGantt)
+                     .Case("summary", OutSummary)
+                     .Cases("chrome", "trace", OutChrome)
+                     .Case("svg", OutSvg)
+                     .Case("html", OutHtml)
+                     .Case("json", OutJson)
+                     .Case("csv", OutCsv)
+                     .Default(0);
+    if (!K)
+      return usage(fmt::format("unknown --format '{}' (expected gantt, "
+                               "summary, chrome, svg, html, json or csv)",
+                               P.str()));
+    Outs |= K;
+  }
+  if (!Outs)
+    return usage("--format names no output");
+
+  sim::SimOptions SO;
+  if (!CommModelOpt.empty()) {
+    for (ir::CommModel M : {ir::CommModel::Rendezvous, ir::CommModel::Eager,
+                            ir::CommModel::Batched})
+      if (CommModelOpt == ir::commModelName(M))
+        SO.CommModel = M;
+    if (!SO.CommModel)
+      return usage(fmt::format("--comm-model must be rendezvous, eager or "
+                               "batched, got '{}'",
+                               CommModelOpt.getValue()));
+  }
+  if (BlockingComm && AsyncComm)
+    return usage("--blocking-comm and --async-comm contradict each other");
+  if (BlockingComm)
+    SO.BlockingComm = true;
+  if (AsyncComm)
+    SO.BlockingComm = false;
+  if (LatencyOpt.getNumOccurrences()) {
+    if (!(LatencyOpt >= 0))
+      return usage("--latency must be a time >= 0");
+    SO.Latency = LatencyOpt;
+  }
+  if (Timing == "comms")
+    SO.Dataflow = sim::DataflowMode::Comms;
+  else if (Timing == "dataflow")
+    SO.Dataflow = sim::DataflowMode::Dataflow;
+  else if (Timing != "auto")
+    return usage(fmt::format("--timing must be auto, comms or dataflow, got "
+                             "'{}'",
+                             Timing.getValue()));
+  if (Width.getNumOccurrences() && Width < 10)
+    return usage("--width must be at least 10");
+  if (TimelineColor != "auto" && TimelineColor != "always" &&
+      TimelineColor != "never")
+    return usage("--timeline-color must be auto, always or never");
+
+  std::optional<sim::CommVolumeOptions> VO;
+  bool CacheFlags = Cache.getNumOccurrences() ||
+                    CachePolicyOpt.getNumOccurrences() ||
+                    CacheInflight.getNumOccurrences() ||
+                    CacheEviction.getNumOccurrences() ||
+                    CacheReuse.getNumOccurrences() || Steps.getNumOccurrences();
+  if (!CommVolume.empty() || CacheFlags) {
+    VO.emplace();
+    if (!CommVolume.empty()) {
+      auto K = sim::parseCommVolumeKind(CommVolume);
+      if (!K)
+        return usage(fmt::format("--comm-volume must be activation-tensor or "
+                                 "block-residual-cache, got '{}'",
+                                 CommVolume.getValue()));
+      VO->Kind = *K;
+    } else {
+      // Cache options only make sense with residuals.
+      VO->Kind = sim::CommVolumeKind::BlockResidualCache;
+    }
+    auto Pol = sim::parseCachePolicy(CachePolicyOpt);
+    if (!Pol)
+      return usage(fmt::format("--cache-policy must be disabled, fifo or lru, "
+                               "got '{}'",
+                               CachePolicyOpt.getValue()));
+    auto Ev = sim::parseCacheEviction(CacheEviction);
+    if (!Ev)
+      return usage(fmt::format("--cache-eviction must be step-boundary or "
+                               "none, got '{}'",
+                               CacheEviction.getValue()));
+    if (CacheInflight < 1)
+      return usage("--cache-max-inflight must be at least 1");
+    if (Steps < 1 || LayersPerStage < 1 || LayersPerBlock < 1)
+      return usage("--steps, --layers-per-stage and --layers-per-block must "
+                   "be at least 1");
+    VO->Cache.Enabled = Cache;
+    VO->Cache.Policy = *Pol;
+    VO->Cache.ReuseAcrossBackward = CacheReuse;
+    VO->Cache.MaxInflightMicrobatches = CacheInflight;
+    VO->Cache.Eviction = *Ev;
+    if (PayloadBytes.getNumOccurrences())
+      VO->PayloadBytes = PayloadBytes;
+    VO->LayersPerStage = LayersPerStage;
+    VO->LayersPerBlock = LayersPerBlock;
+    VO->Steps = Steps;
+  }
+
+  Session S;
+  std::optional<ir::Schedule> Sched = S.load();
+  if (!Sched) {
+    S.flushDiagnostics();
+    return ExitDiagnostics;
+  }
+  if (SO.CommModel)
+    Sched->Comm = *SO.CommModel; // the checks run under the same model
+  passes::AnalysisResults Results;
+  if (!runPipeline(S, *Sched, PipelineGoal::Check, Results)) {
+    S.flushDiagnostics();
+    return ExitDiagnostics;
+  }
+
+  sim::SimResult R = sim::simulate(*Sched, SO, &S.Diags);
+  std::optional<sim::CommVolumeReport> Vol;
+  if (VO)
+    Vol = sim::computeCommVolume(*Sched, *VO, &R);
+
+  std::unique_ptr<raw_ostream> OS = S.openOutput();
+  if (!OS) {
+    S.flushDiagnostics();
+    return ExitDiagnostics;
+  }
+  bool ToStdout = opts::Output.empty() || opts::Output == "-";
+  backends::GanttOptions GO;
+  GO.Width = Width;
+  if (!GO.Width && ToStdout && sys::Process::StandardOutIsDisplayed()) {
+    unsigned Cols = sys::Process::StandardOutColumns();
+    unsigned Label = unsigned(fmt::format("rank {} ", Sched->Topo.Ranks).size());
+    if (Cols > Label + 10)
+      GO.Width = Cols - Label - 1;
+  }
+  GO.Color = TimelineColor == "always" ||
+             (TimelineColor == "auto" && ToStdout &&
+              sys::Process::StandardOutIsDisplayed() && !std::getenv("NO_COLOR"));
+
+  const sim::CommVolumeReport *VolP = Vol ? &*Vol : nullptr;
+  const sim::CommVolumeOptions *VOP = VO ? &*VO : nullptr;
+  bool Text = false;
+  if (Outs & OutGantt) {
+    backends::writeGantt(*Sched, R, *OS, GO);
+    Text = true;
+  }
+  if (Outs & OutSummary) {
+    if (Text)
+      *OS << "\n";
+    backends::writeSummary(*Sched, R, *OS, VolP, VOP);
+  }
+  if (Outs & OutChrome)
+    backends::writeChromeTrace(*Sched, R, *OS);
+  if (Outs & OutSvg)
+    backends::writeSvg(*Sched, R, *OS);
+  if (Outs & OutHtml)
+    backends::writeHtml(*Sched, R, *OS, VolP);
+  if (Outs & OutJson)
+    backends::writeFiguresJson(*Sched, R, *OS, VolP, VOP);
+  if (Outs & OutCsv)
+    backends::writeActionCsv(*Sched, R, *OS);
+  OS->flush();
+  bool Failed = R.Deadlocked || S.Diags.hasErrors();
+  S.flushDiagnostics();
+  return Failed ? ExitDiagnostics : ExitOk;
+}
+
+static CommandRegistration Reg(SimCmd, runSim);
+
+} // namespace pps::driver
