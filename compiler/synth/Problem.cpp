@@ -198,6 +198,82 @@ Evaluation evaluate(const Problem &P, const Order &O, bool KeepStarts) {
   return E;
 }
 
+/// The producer of a job (-1 if none) as a dense index.
+static int32_t producerOf(const Problem &P, const Job &J) {
+  if (J.Kind == JobKind::F)
+    return J.Stage > 0 ? P.index(JobKind::F, J.Stage - 1, J.Mb) : -1;
+  if (J.Kind == JobKind::I)
+    return J.Stage == P.Stages - 1 ? P.index(JobKind::F, J.Stage, J.Mb)
+                                   : P.index(JobKind::I, J.Stage + 1, J.Mb);
+  return P.index(JobKind::I, J.Stage, J.Mb);
+}
+
+unsigned fillGaps(const Problem &P, Order &O) {
+  const double Eps = 1e-9;
+  unsigned Moves = 0;
+  Evaluation E = evaluate(P, O, /*KeepStarts=*/true);
+  if (!E.Valid)
+    return 0;
+  // Each move puts a backward job one place earlier, so this terminates;
+  // the cap only bounds pathological inputs.
+  for (unsigned Round = 0; Round < 100000; ++Round) {
+    // The first fillable gap of each rank, with exact times.
+    llvm::SmallVector<std::pair<int32_t, size_t>, 8> Found;
+    for (int32_t R = 0; R < P.Ranks; ++R) {
+      const std::vector<Job> &Jobs = O.Ranks[R];
+      double Free = 0;
+      for (size_t K = 0; K + 1 < Jobs.size(); ++K) {
+        const Job &A = Jobs[K], &Bj = Jobs[K + 1];
+        int32_t IdA = P.index(A.Kind, A.Stage, A.Mb);
+        double StartA = E.Start[IdA];
+        double Gap = StartA - Free;
+        Free = StartA + P.cost(A.Kind, A.Stage);
+        if (Gap <= Eps || Bj.Kind == JobKind::F ||
+            P.cost(Bj.Kind, Bj.Stage) > Gap + Eps)
+          continue;
+        int32_t Prod = producerOf(P, Bj);
+        if (Prod == IdA)
+          continue;
+        if (Prod >= 0) {
+          int32_t PStage = (Prod / P.Microbatches) % P.Stages;
+          JobKind PK = JobKind(Prod / (P.Microbatches * P.Stages));
+          double Arr = E.Start[Prod] + P.cost(PK, PStage) +
+                       (P.rankOf(PStage) != R ? P.Latency : 0.0);
+          if (Arr > StartA - Gap + Eps)
+            continue;
+        }
+        Found.push_back({R, K});
+        break;
+      }
+    }
+    if (Found.empty())
+      break;
+    // A move alone never delays anything (the job fits in the gap and only
+    // makes its consumers' inputs earlier); moves on several ranks at once
+    // can shrink each other's gaps, so fall back to one if they do.
+    Order Before = O;
+    for (auto [R, K] : Found)
+      std::swap(O.Ranks[R][K], O.Ranks[R][K + 1]);
+    Evaluation E2 = evaluate(P, O, true);
+    if (Found.size() > 1 &&
+        (!E2.Valid || E2.Makespan > E.Makespan + Eps ||
+         E2.MaxPeakMemory > E.MaxPeakMemory)) {
+      O = std::move(Before);
+      auto [R, K] = Found.front();
+      std::swap(O.Ranks[R][K], O.Ranks[R][K + 1]);
+      Found.resize(1);
+      E2 = evaluate(P, O, true);
+    }
+    if (!E2.Valid) {
+      O = std::move(Before);
+      break;
+    }
+    Moves += Found.size();
+    E = std::move(E2);
+  }
+  return Moves;
+}
+
 bool better(const Evaluation &A, const Evaluation &B) {
   if (!A.Valid || !B.Valid)
     return A.Valid && !B.Valid;

@@ -122,6 +122,12 @@ Evaluation evaluate(const Problem &P, const Order &O, bool KeepStarts = false);
 /// span, then lower peak memory.
 bool better(const Evaluation &A, const Evaluation &B);
 
+/// Moves backward jobs into the idle gap in front of the job before them
+/// when they fit and their input has arrived (what the align-bubbles lint
+/// warns about as idle-ready-work). Never raises the makespan or the peak
+/// memory; the result has no such gap. Returns the number of moves.
+unsigned fillGaps(const Problem &P, Order &O);
+
 /// The compute-only IR schedule of an order (costs: I and W per stage, B =
 /// I + W; memory limit set; ranks hold the jobs in order, stages explicit).
 ir::Schedule toSchedule(const Problem &P, const Order &O,

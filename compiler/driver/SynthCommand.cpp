@@ -1,0 +1,287 @@
+//===- SynthCommand.cpp - ppsc synth: a schedule under a memory limit -----===//
+//
+//   ppsc synth --ranks P --microbatches M --placement loop|v
+//              --cost F=1,B=1,W=1 [--stage-cost 3:F=2,B=2] [--comm-latency C]
+//              --memory-limit N [--no-exact] [-o out.pps]
+//   ppsc synth FILE.pps        (a pipeline with `schedule synth(memory: N)`)
+//
+// Synthesises the fastest schedule the algorithms find within N activations
+// per rank (chunk units under V placement), lowers it with the pass
+// pipeline (comms inserted, dependencies, deadlock and memory checked) and
+// prints it in the lowered .pps form, preceded by its figures as `//`
+// comments so the output still parses. The figures are the simulator's,
+// cross-checked against the synthesiser's own evaluator.
+//
+// In --cost, B is the zero-bubble papers' B: the input-gradient backward,
+// I in pps; I= is accepted too. The printed cost block says I, W and the
+// full backward B = I + W.
+//
+// Exit codes: 0 ok, 1 diagnostics (infeasible, lint findings), 2 usage.
+//
+//===----------------------------------------------------------------------===//
+#include "pps/backends/PpsPrinter.h"
+#include "pps/driver/Pipeline.h"
+#include "pps/sim/Simulator.h"
+#include "pps/synth/Algorithms.h"
+#include "pps/synth/SynthPass.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+
+namespace pps::driver {
+
+using namespace llvm;
+
+static cl::SubCommand SynthCmd(
+    "synth", "Synthesise the fastest schedule found within a memory limit");
+
+// See SimCommand.cpp: a later subcommand needs its own positional.
+static cl::opt<std::string> SynthInput(cl::Positional,
+                                       cl::desc("[<input .pps>]"),
+                                       cl::sub(SynthCmd),
+                                       cl::cat(opts::Category));
+static cl::opt<std::string> PlacementOpt("placement",
+                                         cl::desc("Stage placement: loop "
+                                                  "(one stage per rank) or v "
+                                                  "(two, V-shaped)"),
+                                         cl::value_desc("loop|v"),
+                                         cl::init("loop"), cl::sub(SynthCmd),
+                                         cl::cat(opts::Category));
+static cl::opt<std::string>
+    CostOpt("cost",
+            cl::desc("Costs of every stage: F=..,B=..,W=.. (B is the "
+                     "input-gradient backward, also spelt I)"),
+            cl::value_desc("F=1,B=1,W=1"), cl::init(""), cl::sub(SynthCmd),
+            cl::cat(opts::Category));
+static cl::list<std::string>
+    StageCostOpt("stage-cost",
+                 cl::desc("Costs of one stage: S:F=..,B=..,W=.. (repeatable)"),
+                 cl::value_desc("S:F=..,B=..,W=.."), cl::sub(SynthCmd),
+                 cl::cat(opts::Category));
+static cl::opt<double> LatencyOpt("comm-latency",
+                                  cl::desc("Time of one message between ranks"),
+                                  cl::value_desc("C"), cl::init(0.0),
+                                  cl::sub(SynthCmd), cl::cat(opts::Category));
+static cl::opt<int64_t>
+    MemoryOpt("memory-limit",
+              cl::desc("Peak activations per rank (chunks under V placement)"),
+              cl::value_desc("N"), cl::init(0), cl::sub(SynthCmd),
+              cl::cat(opts::Category));
+static cl::opt<bool> NoExact("no-exact",
+                             cl::desc("Do not run the exact search (it runs "
+                                      "when ranks <= 4, microbatches <= 8)"),
+                             cl::sub(SynthCmd), cl::cat(opts::Category));
+
+static int usage(const std::string &Msg) {
+  errs() << "ppsc synth: error: " << Msg << "\n";
+  return ExitUsage;
+}
+
+/// Parses "F=1,B=2,W=1" into C (keys F, B/I, W). Empty on success.
+static std::string parseCosts(StringRef Text, synth::JobCost &C) {
+  SmallVector<StringRef, 4> Parts;
+  Text.split(Parts, ',', -1, /*KeepEmpty=*/false);
+  if (Parts.empty())
+    return fmt::format("expected costs like F=1,B=1,W=1, got '{}'", Text.str());
+  for (StringRef Part : Parts) {
+    auto [Key, Value] = Part.split('=');
+    Key = Key.trim();
+    double V;
+    if (Value.trim().getAsDouble(V) || !std::isfinite(V) || V < 0)
+      return fmt::format("cost '{}' needs a number >= 0", Part.str());
+    if (Key.equals_insensitive("F"))
+      C.F = V;
+    else if (Key.equals_insensitive("B") || Key.equals_insensitive("I"))
+      C.I = V;
+    else if (Key.equals_insensitive("W"))
+      C.W = V;
+    else
+      return fmt::format("unknown cost '{}' (expected F, B (or I), W)",
+                         Key.str());
+  }
+  if (!(C.F > 0) || !(C.I > 0))
+    return "F and B costs must be positive";
+  return {};
+}
+
+/// The problem given on the command line. Empty string on success.
+static std::string problemFromFlags(synth::Problem &P) {
+  if (opts::Ranks <= 0)
+    return "--ranks P is required (P >= 1) when no input file is given";
+  if (opts::Microbatches <= 0)
+    return "--microbatches M is required (M >= 1) when no input file is given";
+  if (MemoryOpt <= 0)
+    return "--memory-limit N is required (N >= 1)";
+  ir::Placement Pl;
+  if (PlacementOpt == "loop")
+    Pl = ir::Placement::Loop;
+  else if (PlacementOpt == "v")
+    Pl = ir::Placement::V;
+  else
+    return fmt::format("--placement must be loop or v, got '{}'",
+                       PlacementOpt.getValue());
+  if (opts::Ranks > 4096 || opts::Microbatches > 1'000'000)
+    return "--ranks and --microbatches are too large";
+  synth::JobCost C;
+  if (!CostOpt.empty()) {
+    std::string Err = parseCosts(CostOpt, C);
+    if (!Err.empty())
+      return "--cost: " + Err;
+  }
+  if (!(LatencyOpt >= 0) || !std::isfinite(LatencyOpt))
+    return "--comm-latency must be >= 0";
+  P = synth::Problem::make(opts::Ranks, opts::Microbatches, Pl, C, MemoryOpt,
+                           LatencyOpt);
+  if (opts::Stages > 0 && opts::Stages != P.Stages)
+    return fmt::format("synth places {} stages for {} placement on {} ranks; "
+                       "--stages {} does not match",
+                       P.Stages, PlacementOpt.getValue(), P.Ranks,
+                       opts::Stages.getValue());
+  for (const std::string &SC : StageCostOpt) {
+    auto [StageText, Costs] = StringRef(SC).split(':');
+    int32_t Stage;
+    if (StageText.trim().getAsInteger(10, Stage) || Stage < 0 ||
+        Stage >= P.Stages)
+      return fmt::format("--stage-cost '{}': the stage must be 0..{}", SC,
+                         P.Stages - 1);
+    synth::JobCost SCost = P.Cost[Stage];
+    std::string Err = parseCosts(Costs, SCost);
+    if (!Err.empty())
+      return fmt::format("--stage-cost '{}': {}", SC, Err);
+    P.Cost[Stage] = SCost;
+  }
+  return {};
+}
+
+static std::string num(double V) {
+  if (V == std::floor(V) && std::fabs(V) < 1e15)
+    return fmt::format("{}", int64_t(V));
+  return fmt::format("{:.4g}", V);
+}
+
+/// The figures, as `//` comment lines.
+static void printFigures(raw_ostream &OS, const synth::Problem &P,
+                         const synth::Result &R, const sim::SimResult &Sim,
+                         double Seconds) {
+  OS << fmt::format("// synthesised by ppsc synth ({}) in {:.3f} s\n",
+                    R.Algorithm, Seconds);
+  OS << fmt::format("// {} placement: {} ranks, {} stages, {} microbatches, "
+                    "comm latency {}\n",
+                    ir::placementName(P.Place), P.Ranks, P.Stages,
+                    P.Microbatches, num(P.Latency));
+  OS << fmt::format(
+      "// memory limit {} per rank, in units of one stage's activations for "
+      "one microbatch{}\n",
+      P.MemoryLimit,
+      P.Place == ir::Placement::V ? " (one chunk: V places two per rank)"
+                                  : "");
+  OS << fmt::format("// makespan {}  bubble rate {:.4f}  max rank span {}\n",
+                    num(Sim.Makespan), Sim.MeanIdleFraction,
+                    num(R.Eval.MaxSpan));
+  OS << "// rank  span      bubble    idle      peak-memory\n";
+  for (int32_t Rk = 0; Rk < P.Ranks; ++Rk)
+    OS << fmt::format("// {:<5} {:<9} {:<9} {:<9} {}\n", Rk,
+                      num(R.Eval.Span[Rk]), num(R.Eval.Bubble[Rk]),
+                      num(Sim.Ranks[Rk].Idle), Sim.Ranks[Rk].PeakMemory);
+}
+
+static int runSynth() {
+  if (opts::Input.empty() && !SynthInput.empty())
+    opts::Input.setValue(SynthInput.getValue());
+  Session S;
+  synth::Problem P;
+  ir::Schedule Sched;
+  std::optional<synth::Result> Res;
+  auto T0 = std::chrono::steady_clock::now();
+  synth::SynthOptions SO;
+  SO.UseExact = !NoExact;
+
+  if (opts::Input.empty()) {
+    std::string Err = problemFromFlags(P);
+    if (!Err.empty())
+      return usage(Err);
+    std::string Why;
+    Res = synth::synthesize(P, SO, &Why);
+    if (!Res) {
+      S.Diags.report(DiagKind::SynthInfeasible, NoLoc, Why);
+      S.flushDiagnostics();
+      return ExitDiagnostics;
+    }
+    Sched = synth::toSchedule(P, Res->Ord);
+  } else {
+    std::optional<ir::Schedule> Loaded = S.load();
+    if (!Loaded) {
+      S.flushDiagnostics();
+      return ExitDiagnostics;
+    }
+    Sched = std::move(*Loaded);
+    if (!Sched.Synth) {
+      S.Diags.report(DiagKind::InvalidValue, Sched.DeclLoc,
+                     fmt::format("pipeline '{}' does not ask for synthesis; "
+                                 "write `schedule synth(memory: N);`",
+                                 Sched.Name));
+      S.flushDiagnostics();
+      return ExitDiagnostics;
+    }
+    if (MemoryOpt > 0)
+      Sched.Synth->MemoryLimit = MemoryOpt;
+    if (NoExact)
+      Sched.Synth->Args.push_back({"exact", 0});
+    P = synth::Problem::fromSchedule(Sched, Sched.Synth->MemoryLimit);
+    passes::PassManager PM;
+    PM.add(synth::createSynthPass());
+    passes::PassContext Ctx{S.Diags, {}};
+    if (!PM.run(Sched, Ctx)) {
+      S.flushDiagnostics();
+      return ExitDiagnostics;
+    }
+    synth::Result R;
+    R.Ord = synth::fromIr(Sched);
+    R.Eval = synth::evaluate(P, R.Ord);
+    R.Algorithm = "synth pass";
+    Res = std::move(R);
+  }
+  double Seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - T0)
+          .count();
+
+  // Lower and lint: comms, dependencies, deadlock, idle, memory.
+  passes::AnalysisResults Results;
+  bool Ok = runPipeline(S, Sched, PipelineGoal::Check, Results);
+  if (!Ok || S.Diags.numErrors() || S.Diags.numWarnings()) {
+    S.flushDiagnostics();
+    errs() << "ppsc synth: error: the synthesised schedule does not lint "
+              "clean (a bug in synth; please report it)\n";
+    return ExitDiagnostics;
+  }
+  sim::SimOptions SimOpts;
+  SimOpts.KeepTimes = false;
+  SimOpts.CriticalPath = false;
+  sim::SimResult Sim = sim::simulate(Sched, SimOpts, &S.Diags);
+  if (Sim.Deadlocked || std::fabs(Sim.Makespan - Res->Eval.Makespan) >
+                            1e-6 * std::max(1.0, Sim.Makespan)) {
+    S.flushDiagnostics();
+    errs() << fmt::format("ppsc synth: error: the simulator times the "
+                          "schedule at {} but synthesis expected {} (a bug "
+                          "in synth; please report it)\n",
+                          num(Sim.Makespan), num(Res->Eval.Makespan));
+    return ExitDiagnostics;
+  }
+  std::unique_ptr<raw_ostream> OS = S.openOutput();
+  if (!OS) {
+    S.flushDiagnostics();
+    return ExitDiagnostics;
+  }
+  printFigures(*OS, P, *Res, Sim, Seconds);
+  backends::printPps(Sched, *OS);
+  S.flushDiagnostics();
+  return ExitOk;
+}
+
+static CommandRegistration Reg(SynthCmd, runSynth);
+
+} // namespace pps::driver
