@@ -378,6 +378,8 @@ void Checker::reportStuck() {
       if (std::find(Adj[R].begin(), Adj[R].end(), Q) == Adj[R].end())
         Adj[R].push_back(Q);
     }
+    if (FirstBlocked[R] == SIZE_MAX)
+      FirstBlocked[R] = Cursor[R]; // defensive: name the group's first op
   }
   std::vector<int32_t> Cycle = shortestCycle(Adj);
   // The operation of R's group that waits for rank Q.

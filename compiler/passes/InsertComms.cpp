@@ -3,13 +3,13 @@
 // From the compute order, the dependency timeline gives every compute unit
 // a key (start time, resolution order) that is a total order consistent
 // with every dependency and every rank's program order. A cross-rank pair
-// for consumer unit C (member j) gets the key just below C's key:
-// (key(C), j) - epsilon. Every rank's new program is its computes with the
-// pair events merged in by key: on the consumer's rank the recv lands
-// directly before C; on the producer's rank the send lands after the last
-// of its units whose key is below C's. All programs are therefore
-// restrictions of one global order in which each pair is one event, which
-// is why no comm model can deadlock (docs/passes.md).
+// gets a key at its consumer's start time, below the consumer (see Event).
+// Every rank's new program is its computes with the pair events merged in by
+// key: on the consumer's rank the recv lands right before the consumer (only
+// other comm events can sit between); on the producer's rank the send lands
+// at the consumer's start time. All programs are therefore restrictions of
+// one global order in which each pair is one event, which is why no comm
+// model can deadlock (docs/passes.md).
 //
 //===----------------------------------------------------------------------===//
 #include "pps/passes/InsertComms.h"
@@ -28,11 +28,32 @@ using namespace detail;
 
 namespace {
 
-/// A send waiting on its producer's rank for its slot.
-struct PendingSend {
-  uint32_t Consumer; // consumer unit
-  uint32_t Member;   // 0/1 within the consumer's unit
+/// A point in the global order. A unit U has key (Start[U], 1, Seq[U], 2);
+/// the pair event feeding member j of consumer C from producer P has key
+/// (Start[C], 0, Seq[C], j) when P started strictly earlier (so the send
+/// precedes whatever the producer's rank starts at the same moment as C),
+/// else (Start[C], 1, Seq[C], j), just below C. Either way
+/// key(P) < key(pair) < key(C), and keys are all distinct.
+struct Event {
+  double Time;
+  uint32_t Phase, Seq, Sub;
   Action A;
+
+  static Event unit(const Timeline &TL, uint32_t U) {
+    return {TL.Start[U], 1, TL.Seq[U], 2, Action()};
+  }
+  static Event pair(const Timeline &TL, uint32_t P, uint32_t C, uint32_t J, Action A) {
+    return {TL.Start[C], TL.Start[P] < TL.Start[C] ? 0u : 1u, TL.Seq[C], J, A};
+  }
+  bool before(const Event &O) const {
+    if (Time != O.Time)
+      return Time < O.Time;
+    if (Phase != O.Phase)
+      return Phase < O.Phase;
+    if (Seq != O.Seq)
+      return Seq < O.Seq;
+    return Sub < O.Sub;
+  }
 };
 
 class InsertCommsPass : public Pass {
@@ -175,7 +196,7 @@ void InsertCommsPass::run(Schedule &S, PassContext &Ctx) {
   }
 
   uint64_t Inserted = 0;
-  llvm::SmallVector<PendingSend, 16> Pending;
+  llvm::SmallVector<Event, 16> Pending;
   std::vector<Action> New;
   for (size_t R = 0; R < NumRanks; ++R) {
     auto &Acts = S.Ranks[R].Actions;
@@ -183,12 +204,42 @@ void InsertCommsPass::run(Schedule &S, PassContext &Ctx) {
     New.reserve(Acts.size() + Extra[R]);
     Pending.clear();
     size_t Head = 0;
-    uint32_t Unit = U.RankBase[R], End = U.RankBase[R + 1];
-    auto Before = [&](const PendingSend &A, const PendingSend &B) {
-      if (A.Consumer != B.Consumer)
-        return TL.before(A.Consumer, B.Consumer);
-      return A.Member < B.Member;
+    auto Push = [&](const Event &E) {
+      Pending.push_back(E);
+      for (size_t K = Pending.size() - 1; K > Head && E.before(Pending[K - 1]); --K)
+        std::swap(Pending[K], Pending[K - 1]);
+      ++Inserted;
     };
+    // Receives are queued a little ahead: those of every upcoming unit that
+    // starts at the same time as the next one (zero-cost units tie).
+    size_t LookI = 0;
+    uint32_t LookUnit = U.RankBase[R];
+    auto QueueRecvs = [&](double UpTo) {
+      while (LookI < Acts.size()) {
+        if (!isCompute(Acts[LookI].Kind)) {
+          ++LookI;
+          continue;
+        }
+        if (TL.Start[LookUnit] > UpTo)
+          return;
+        unsigned Len = unitLen(Acts, LookI);
+        for (unsigned J = 0; J < Len; ++J) {
+          const Action &X = Acts[LookI + J];
+          if (!registered(T, U, X, LookUnit, J))
+            continue;
+          uint32_t P = UnitIndex::unitOf(producerEntry(T, U, X));
+          if (P == None || U.UnitRank[P] == int32_t(R))
+            continue;
+          Push(Event::pair(TL, P, LookUnit, J,
+                           Action::comm(X.Kind == ActionKind::F ? ActionKind::RecvF
+                                                                : ActionKind::RecvB,
+                                        X.Microbatch, X.Stage, U.UnitRank[P], X.Loc)));
+        }
+        LookI += Len;
+        ++LookUnit;
+      }
+    };
+    uint32_t Unit = U.RankBase[R];
     for (size_t I = 0; I < Acts.size();) {
       const Action &A = Acts[I];
       if (!isCompute(A.Kind)) {
@@ -197,22 +248,18 @@ void InsertCommsPass::run(Schedule &S, PassContext &Ctx) {
         continue;
       }
       unsigned Len = unitLen(Acts, I);
-      // Receives directly before the unit that consumes them.
-      for (unsigned J = 0; J < Len; ++J) {
-        const Action &X = Acts[I + J];
-        if (!registered(T, U, X, Unit, J))
-          continue;
-        uint32_t P = UnitIndex::unitOf(producerEntry(T, U, X));
-        if (P == None || U.UnitRank[P] == int32_t(R))
-          continue;
-        New.push_back(Action::comm(X.Kind == ActionKind::F ? ActionKind::RecvF
-                                                           : ActionKind::RecvB,
-                                   X.Microbatch, X.Stage, U.UnitRank[P], X.Loc));
-        ++Inserted;
+      // Every pair event ordered before this unit goes here.
+      QueueRecvs(TL.Start[Unit]);
+      Event Here = Event::unit(TL, Unit);
+      while (Head < Pending.size() && Pending[Head].before(Here))
+        New.push_back(Pending[Head++].A);
+      if (Head == Pending.size()) {
+        Pending.clear();
+        Head = 0;
       }
       for (unsigned J = 0; J < Len; ++J)
         New.push_back(Acts[I + J]);
-      // Sends wait, ordered by their consumer's key, for their slot.
+      // Sends wait, ordered by their pair's key, for their slot.
       for (unsigned J = 0; J < Len; ++J) {
         const Action &X = Acts[I + J];
         if (!registered(T, U, X, Unit, J))
@@ -221,25 +268,13 @@ void InsertCommsPass::run(Schedule &S, PassContext &Ctx) {
         uint32_t C = UnitIndex::unitOf(E);
         if (C == None || U.UnitRank[C] == int32_t(R))
           continue;
-        PendingSend P{C, E & 1,
-                      Action::comm(X.Kind == ActionKind::F ? ActionKind::SendF
-                                                           : ActionKind::SendB,
-                                   X.Microbatch, X.Stage, U.UnitRank[C], X.Loc)};
-        Pending.push_back(P);
-        for (size_t K = Pending.size() - 1; K > Head && Before(Pending[K], Pending[K - 1]); --K)
-          std::swap(Pending[K], Pending[K - 1]);
-        ++Inserted;
+        Push(Event::pair(TL, Unit, C, E & 1,
+                         Action::comm(X.Kind == ActionKind::F ? ActionKind::SendF
+                                                              : ActionKind::SendB,
+                                      X.Microbatch, X.Stage, U.UnitRank[C], X.Loc)));
       }
       I += Len;
       ++Unit;
-      // Flush the sends whose consumer comes before this rank's next unit.
-      while (Head < Pending.size() &&
-             (Unit == End || TL.before(Pending[Head].Consumer, Unit)))
-        New.push_back(Pending[Head++].A);
-      if (Head == Pending.size()) {
-        Pending.clear();
-        Head = 0;
-      }
     }
     for (; Head < Pending.size(); ++Head)
       New.push_back(Pending[Head].A);

@@ -91,9 +91,9 @@ TEST(InsertComms, ReceiveSitsDirectlyBeforeItsConsumer) {
       const Action &A = R.Actions[I];
       if (!isRecv(A.Kind))
         continue;
-      // Only other receives may sit between a receive and its consumer.
+      // Only other comms may sit between a receive and its consumer.
       size_t J = I + 1;
-      while (J < R.Actions.size() && isRecv(R.Actions[J].Kind))
+      while (J < R.Actions.size() && isComm(R.Actions[J].Kind))
         ++J;
       ASSERT_LT(J, R.Actions.size());
       EXPECT_TRUE(isCompute(R.Actions[J].Kind));
