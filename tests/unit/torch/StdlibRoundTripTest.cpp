@@ -3,7 +3,10 @@
 // For each schedule in stdlib/, in every topology it accepts at P = 4,
 // M = 8 (stages = P, or 2P with loop or V placement):
 //   pps -> IR -> CSV -> IR  gives the same actions and topology, and
-//   CSV -> IR -> .pps text -> IR  gives the same IR again.
+//   CSV -> IR -> .pps text -> IR  gives the same IR again;
+//   after pps inserts comms (and bubbles, and FSDP actions), the
+//   compute+comms CSV imports to the same actions less idles, with a
+//   reduce_grad per stage, and is deadlock-free as PyTorch would run it.
 // A CSV carries no costs, comm model, memory limit or FSDP options, so those
 // are copied from the original before comparing; everything else (sizes,
 // stage -> rank map, every action of every rank, in order) must match.
@@ -12,6 +15,11 @@
 #include "pps/backends/PpsPrinter.h"
 #include "pps/backends/TorchCsv.h"
 #include "pps/frontend/Frontend.h"
+#include "pps/passes/AlignBubbles.h"
+#include "pps/passes/Deadlock.h"
+#include "pps/passes/Fsdp.h"
+#include "pps/passes/InsertComms.h"
+#include "pps/passes/VerifyDeps.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
@@ -170,6 +178,91 @@ TEST_P(StdlibTorchRoundTrip, CsvToPpsTextToIr) {
     std::string Why;
     EXPECT_TRUE(Imported->equivalent(*Again.S, &Why)) << Why << "\n" << Pps;
   }
+}
+
+/// Lowers S as `ppsc emit` does, plus align-bubbles (idles) and, if asked,
+/// FSDP control actions.
+bool lower(ir::Schedule &S, bool Fsdp, std::string &Errors) {
+  SourceManager SM;
+  DiagnosticEngine Diags(SM);
+  passes::PassManager PM;
+  PM.add(passes::createVerifyDepsPass());
+  PM.add(passes::createInsertCommsPass());
+  PM.add(passes::createAlignBubblesPass({/*Insert=*/true}));
+  if (Fsdp) {
+    S.Fsdp.Enabled = true;
+    PM.add(passes::createFsdpPass());
+  }
+  passes::PassContext Ctx{Diags, {}};
+  bool Ok = PM.run(S, Ctx);
+  llvm::raw_string_ostream OS(Errors);
+  Diags.print(OS);
+  return Ok;
+}
+
+TEST_P(StdlibTorchRoundTrip, WithCommsCsvIsWhatPpsLowered) {
+  std::string Rejected;
+  for (Instance &I : instantiate(GetParam(), Rejected))
+    for (bool Fsdp : {false, true}) {
+      SCOPED_TRACE(I.Text + (Fsdp ? " with fsdp" : ""));
+      ir::Schedule L = I.S;
+      std::string Errors;
+      ASSERT_TRUE(lower(L, Fsdp, Errors)) << Errors;
+      ASSERT_TRUE(L.hasComms());
+
+      std::string Csv;
+      llvm::raw_string_ostream OS(Csv);
+      backends::emitTorchCsv(L, OS, {/*WithComms=*/true});
+      OS.flush();
+      SourceManager SM;
+      DiagnosticEngine Diags(SM);
+      FileId F = SM.addBuffer(GetParam() + ".csv", Csv);
+      std::optional<ir::Schedule> Back =
+          backends::importTorchCsv(F, SM, Diags, {});
+      ASSERT_TRUE(Back) << Csv;
+      EXPECT_EQ(Diags.numWarnings(), 0u) << "PyTorch would not load it";
+
+      // Every stage has exactly one reduce_grad (PyTorch reduces and scales
+      // gradients there); drop the ones the exporter added, and the idles
+      // the compute+comms flavour cannot hold, then compare.
+      llvm::SmallVector<int, 16> Reduces(L.Topo.Stages, 0), Had(L.Topo.Stages, 0);
+      for (const ir::RankProgram &R : Back->Ranks)
+        for (const ir::Action &A : R.Actions)
+          if (A.Kind == ir::ActionKind::ReduceGrad)
+            ++Reduces[A.Stage];
+      for (ir::RankProgram &R : L.Ranks) {
+        for (const ir::Action &A : R.Actions)
+          if (A.Kind == ir::ActionKind::ReduceGrad)
+            ++Had[A.Stage];
+        llvm::erase_if(R.Actions, [](const ir::Action &A) {
+          return A.Kind == ir::ActionKind::Idle;
+        });
+      }
+      for (int St = 0; St < L.Topo.Stages; ++St)
+        EXPECT_EQ(Reduces[St], 1) << "stage " << St;
+      for (ir::RankProgram &R : Back->Ranks)
+        llvm::erase_if(R.Actions, [&](const ir::Action &A) {
+          return A.Kind == ir::ActionKind::ReduceGrad && !Had[A.Stage];
+        });
+      copySettings(L, *Back);
+      std::string Why;
+      EXPECT_TRUE(L.equivalent(*Back, &Why)) << Why << "\n" << Csv;
+
+      // As written, the CSV runs without deadlock under rendezvous.
+      SourceManager SM2;
+      DiagnosticEngine D2(SM2);
+      std::optional<ir::Schedule> Run = backends::importTorchCsv(
+          SM2.addBuffer("run.csv", Csv), SM2, D2, {});
+      ASSERT_TRUE(Run);
+      passes::PassManager PM;
+      PM.add(passes::createDeadlockPass({ir::CommModel::Rendezvous}));
+      passes::PassContext Ctx{D2, {}};
+      bool Ran = PM.run(*Run, Ctx);
+      std::string Found;
+      llvm::raw_string_ostream DOS(Found);
+      D2.print(DOS);
+      EXPECT_TRUE(Ran && Ctx.Results.DeadlockFree) << DOS.str();
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(Stdlib, StdlibTorchRoundTrip,
