@@ -10,6 +10,10 @@
 //===----------------------------------------------------------------------===//
 #include "TraceCommon.h"
 
+#include "llvm/ADT/STLExtras.h"
+
+#include <vector>
+
 namespace pps::backends {
 
 using detail::OutBuf;
@@ -113,10 +117,65 @@ void writeChromeTrace(const ir::Schedule &S, const sim::SimResult &R,
     return;
   }
   detail::MessageIds Ids;
+  // Comm slices of one rank can overlap (transfers to different peers, a
+  // message still in flight when the next begins, receives posted early), and
+  // a trace thread must hold properly nested slices. So each slice goes to
+  // the first lane free at its start: lane k of transfers is tid 1 + 2k,
+  // lane k of receive waits is tid 2 + 2k. The scratch vectors are reused
+  // across ranks.
+  std::vector<std::pair<double, uint32_t>> Order;
+  std::vector<uint16_t> XferLane, WaitLane;
+  llvm::SmallVector<double, 4> LaneEnd;
+  auto Assign = [&](std::vector<uint16_t> &Lane, auto End) {
+    llvm::sort(Order);
+    LaneEnd.clear();
+    for (const auto &[T0, I] : Order) {
+      double T1 = End(I);
+      size_t K = 0;
+      while (K < LaneEnd.size() && LaneEnd[K] > T0)
+        ++K;
+      if (K == LaneEnd.size())
+        LaneEnd.push_back(T1);
+      else
+        LaneEnd[K] = T1;
+      Lane[I] = uint16_t(std::min<size_t>(K, 4095));
+    }
+    return LaneEnd.size();
+  };
   for (int32_t Rk = 0; Rk < P; ++Rk) {
     const auto &Acts = S.Ranks[Rk].Actions;
     const sim::RankTimeline &T = R.Times[Rk];
-    for (size_t I = 0, N = Acts.size(); I < N; ++I) {
+    size_t N = Acts.size();
+    XferLane.assign(N, 0);
+    WaitLane.assign(N, 0);
+    Order.clear();
+    for (uint32_t I = 0; I < N; ++I)
+      if (ir::isComm(Acts[I].Kind) && std::isfinite(T.End[I]))
+        Order.push_back({T.TransferStart[I], I});
+    size_t XLanes = Assign(XferLane, [&](uint32_t I) { return T.End[I]; });
+    Order.clear();
+    for (uint32_t I = 0; I < N; ++I)
+      if (ir::isRecv(Acts[I].Kind) && std::isfinite(T.End[I]) &&
+          T.TransferStart[I] > T.Start[I])
+        Order.push_back({T.Start[I], I});
+    size_t WLanes =
+        Assign(WaitLane, [&](uint32_t I) { return T.TransferStart[I]; });
+    for (size_t K = 0; K < std::max(XLanes, WLanes); ++K) {
+      for (int Wait = 0; Wait < 2; ++Wait) {
+        if (K == 0 && Wait == 0)
+          continue; // "comm" is named above
+        if (K >= (Wait ? WLanes : XLanes))
+          continue;
+        Sep();
+        B.put("{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":").num(Rk);
+        B.put(",\"tid\":").num(int64_t(1 + Wait + 2 * K));
+        B.put(",\"args\":{\"name\":\"").put(Wait ? "comm wait" : "comm");
+        if (K)
+          B.put(' ').num(int64_t(K + 1));
+        B.put("\"}}");
+      }
+    }
+    for (size_t I = 0; I < N; ++I) {
       const ir::Action &A = Acts[I];
       if (A.Kind == ir::ActionKind::Idle)
         continue;
@@ -124,18 +183,20 @@ void writeChromeTrace(const ir::Schedule &S, const sim::SimResult &R,
       if (!std::isfinite(En))
         continue; // never ran (deadlock)
       bool Comm = ir::isComm(A.Kind);
+      int64_t Tid = Comm ? 1 + 2 * int64_t(XferLane[I]) : 0;
       if (Comm && ir::isRecv(A.Kind) && X > St) {
         Sep();
         B.put("{\"name\":\"wait ").action(A);
         B.put("\",\"cat\":\"wait\",\"ph\":\"X\",\"pid\":").num(Rk);
-        B.put(",\"tid\":1,\"ts\":").dbl(St * Us).put(",\"dur\":").dbl((X - St) * Us);
+        B.put(",\"tid\":").num(2 + 2 * int64_t(WaitLane[I]));
+        B.put(",\"ts\":").dbl(St * Us).put(",\"dur\":").dbl((X - St) * Us);
         B.put(",\"args\":{\"microbatch\":").num(A.Microbatch);
         B.put(",\"stage\":").num(A.Stage).put(",\"kind\":\"wait\"}}");
       }
       double Begin = Comm ? X : St;
       Sep();
       B.put("{\"name\":\"").action(A).put("\",\"cat\":\"").put(kindCategory(A.Kind));
-      B.put("\",\"ph\":\"X\",\"pid\":").num(Rk).put(",\"tid\":").put(Comm ? '1' : '0');
+      B.put("\",\"ph\":\"X\",\"pid\":").num(Rk).put(",\"tid\":").num(Tid);
       B.put(",\"ts\":").dbl(Begin * Us).put(",\"dur\":").dbl((En - Begin) * Us);
       B.put(",\"args\":{\"microbatch\":").num(A.Microbatch);
       B.put(",\"stage\":").num(A.Stage).put(",\"kind\":\"");
@@ -156,7 +217,7 @@ void writeChromeTrace(const ir::Schedule &S, const sim::SimResult &R,
         if (!Send)
           B.put(",\"bp\":\"e\"");
         B.put(",\"id\":").num(int64_t(Id)).put(",\"pid\":").num(Rk);
-        B.put(",\"tid\":1,\"ts\":").dbl(Begin * Us).put('}');
+        B.put(",\"tid\":").num(Tid).put(",\"ts\":").dbl(Begin * Us).put('}');
       }
     }
   }

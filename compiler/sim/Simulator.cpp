@@ -15,6 +15,8 @@
 //===----------------------------------------------------------------------===//
 #include "pps/sim/Simulator.h"
 
+#include "pps/passes/Deadlock.h"
+
 #include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/DenseMap.h"
 
@@ -883,6 +885,19 @@ std::string Sim::describe(const Action &A) const {
 void Sim::reportDeadlock() {
   if (!Diags)
     return;
+  // With comms, the deadlock pass explains the hang as a cycle of waits
+  // (with locations); the simulator only speaks when the pass finds
+  // nothing to say (dataflow mode, or a stall the pass does not model).
+  if (!Dataflow) {
+    unsigned Before = Diags->numErrors();
+    ir::Schedule Copy = S;
+    passes::PassContext Ctx{*Diags, {}};
+    passes::DeadlockOptions DO;
+    DO.Model = Model;
+    passes::createDeadlockPass(DO)->run(Copy, Ctx);
+    if (Diags->numErrors() > Before)
+      return;
+  }
   // One error at the first stuck rank, a note for every other one.
   Diagnostic *D = nullptr;
   for (int32_t R = 0; R < P; ++R) {
