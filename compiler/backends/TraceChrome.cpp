@@ -20,7 +20,9 @@ using detail::OutBuf;
 
 namespace detail {
 
-OutBuf &OutBuf::action(const ir::Action &A) {
+OutBuf &OutBuf::action(const ir::Action &A, bool Xml) {
+  const char *To = Xml ? " -&gt; " : " -> ";
+  const char *From = Xml ? " &lt;- " : " <- ";
   using ir::ActionKind;
   auto Comp = [&](const char *K) {
     put(K).num(A.Microbatch).put('@').num(A.Stage);
@@ -32,19 +34,19 @@ OutBuf &OutBuf::action(const ir::Action &A) {
   case ActionKind::B: Comp("B"); break;
   case ActionKind::SendF:
     Comp("send F");
-    put(" -> ").num(A.Peer);
+    put(To).num(A.Peer);
     break;
   case ActionKind::SendB:
     Comp("send B");
-    put(" -> ").num(A.Peer);
+    put(To).num(A.Peer);
     break;
   case ActionKind::RecvF:
     Comp("recv F");
-    put(" <- ").num(A.Peer);
+    put(From).num(A.Peer);
     break;
   case ActionKind::RecvB:
     Comp("recv B");
-    put(" <- ").num(A.Peer);
+    put(From).num(A.Peer);
     break;
   case ActionKind::Unshard: put("unshard ").num(A.Stage); break;
   case ActionKind::Reshard: put("reshard ").num(A.Stage); break;

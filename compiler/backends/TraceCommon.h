@@ -102,8 +102,9 @@ public:
     }
     return *this;
   }
-  /// Appends the text-form name of an action without allocating.
-  OutBuf &action(const ir::Action &A);
+  /// Appends the text-form name of an action without allocating; with Xml,
+  /// the arrows are escaped for XML text and attributes.
+  OutBuf &action(const ir::Action &A, bool Xml = false);
 
 private:
   void reserve(size_t K) {

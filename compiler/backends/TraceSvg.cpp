@@ -38,7 +38,10 @@ Layout layoutFor(const ir::Schedule &S, const sim::SimResult &R) {
   Layout L;
   L.Ranks = int32_t(S.Ranks.size());
   L.T = R.Makespan > 0 ? R.Makespan : 1;
-  L.Pu = std::clamp(1400.0 / L.T, 2.0, 48.0);
+  // About 1400 px of plot, but 14 px per unit (room for two digits in a
+  // unit-long box) while that stays under 4000 px.
+  L.Pu = std::clamp(std::max(1400.0 / L.T, std::min(14.0, 4000.0 / L.T)), 2.0,
+                    48.0);
   L.Width = L.Left + L.T * L.Pu + 24;
   L.Height = L.Top + L.Ranks * L.LaneH + 44;
   return L;
@@ -112,11 +115,11 @@ void svgBody(const ir::Schedule &S, const sim::SimResult &R, OutBuf &B,
         B.put("\" height=\"").dbl(L.StripH).put("\" fill=\"").put(detail::WaitColor);
         B.put("\"");
         if (Hover) {
-          B.put(" data-n=\"wait ").action(A).put("\" data-r=\"").num(Rk);
+          B.put(" data-n=\"wait ").action(A, true).put("\" data-r=\"").num(Rk);
           B.put("\" data-s=\"").dbl(Tl.Start[I]).put("\" data-e=\"");
           B.dbl(Tl.TransferStart[I]).put("\"");
         }
-        B.put("><title>waiting: ").action(A).put("</title></rect>\n");
+        B.put("><title>waiting: ").action(A, true).put("</title></rect>\n");
       }
       if (Tl.End[I] > Tl.TransferStart[I]) {
         B.put("<rect x=\"").dbl(L.x(Tl.TransferStart[I])).put("\" y=\"").dbl(SY);
@@ -124,11 +127,11 @@ void svgBody(const ir::Schedule &S, const sim::SimResult &R, OutBuf &B,
         B.put("\" height=\"").dbl(L.StripH).put("\" fill=\"");
         B.put(detail::TransferColor).put("\" fill-opacity=\"0.8\"");
         if (Hover) {
-          B.put(" data-n=\"").action(A).put("\" data-r=\"").num(Rk);
+          B.put(" data-n=\"").action(A, true).put("\" data-r=\"").num(Rk);
           B.put("\" data-s=\"").dbl(Tl.TransferStart[I]).put("\" data-e=\"");
           B.dbl(Tl.End[I]).put("\"");
         }
-        B.put("><title>").action(A).put("</title></rect>\n");
+        B.put("><title>").action(A, true).put("</title></rect>\n");
       }
     }
     for (size_t I = 0; I < Acts.size(); ++I) {
@@ -147,25 +150,25 @@ void svgBody(const ir::Schedule &S, const sim::SimResult &R, OutBuf &B,
       B.dbl(W).put("\" height=\"").dbl(L.BoxH).put("\" fill=\"").put(Fill);
       B.put("\" stroke=\"#ffffff\" stroke-width=\"0.6\"");
       if (Hover) {
-        B.put(" data-n=\"").action(A);
+        B.put(" data-n=\"").action(A, true);
         if (Pair)
-          B.put(" + ").action(Acts[I + 1]);
+          B.put(" + ").action(Acts[I + 1], true);
         B.put("\" data-r=\"").num(Rk).put("\" data-s=\"").dbl(Tl.Start[I]);
         B.put("\" data-e=\"").dbl(Tl.End[I]).put("\"");
       }
-      B.put("><title>").action(A);
+      B.put("><title>").action(A, true);
       if (Pair)
-        B.put(" + ").action(Acts[I + 1]);
+        B.put(" + ").action(Acts[I + 1], true);
       B.put(" on rank ").num(Rk).put(": ").put(detail::fmtTime(Tl.Start[I]));
       B.put(" to ").put(detail::fmtTime(Tl.End[I])).put("</title></rect>\n");
-      // The microbatch number when it fits (about 6.5 px per digit).
+      // The microbatch number when it fits (10 px font: about 6 px a digit).
       if (ir::isCompute(A.Kind) && A.Microbatch >= 0) {
         int Digits = A.Microbatch < 10 ? 1 : A.Microbatch < 100 ? 2 : A.Microbatch < 1000 ? 3 : 4;
         if (Pair)
           Digits = 2 * Digits + 1;
-        if (W >= Digits * 6.5 + 2) {
+        if (W >= Digits * 6.0 + 1) {
           B.put("<text x=\"").dbl(X0 + W / 2).put("\" y=\"").dbl(Y + L.BoxH * 0.72);
-          B.put("\" text-anchor=\"middle\" fill=\"");
+          B.put("\" text-anchor=\"middle\" font-size=\"10\" fill=\"");
           B.put(A.Kind == ir::ActionKind::W || A.Kind == ir::ActionKind::I ? "#222" : "#fff");
           B.put("\" pointer-events=\"none\">").num(A.Microbatch);
           if (Pair)
