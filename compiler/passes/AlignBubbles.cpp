@@ -2,9 +2,10 @@
 //
 // The dependency timeline (PassUtil) gives each compute unit its start and
 // end; a rank waits before a unit when the unit starts after the rank's
-// previous unit ended. The analysis warns when that wait could have been
-// filled by the next backward compute in the rank's program; the
-// transformation writes the waits as `idle(t)` actions.
+// previous unit ended. The transformation writes these waits as `idle(t)`
+// actions. The analysis checks the idle slots already there: an explicit idle
+// slot longer than the wait the dependencies impose holds the rank back
+// while its next work is ready: that is the idle-ready-work warning.
 //
 //===----------------------------------------------------------------------===//
 #include "pps/passes/AlignBubbles.h"
@@ -22,10 +23,6 @@ using namespace ir;
 using namespace detail;
 
 namespace {
-
-bool isBackward(ActionKind K) {
-  return K == ActionKind::B || K == ActionKind::I || K == ActionKind::W;
-}
 
 class AlignBubblesPass : public Pass {
 public:
@@ -60,72 +57,50 @@ void unitStarts(const std::vector<Action> &Acts, std::vector<uint32_t> &Out) {
 
 void AlignBubblesPass::warnReadyWork(const Schedule &S, const UnitIndex &U,
                                      const Timeline &TL, DiagnosticEngine &D) {
-  const Topology &T = S.Topo;
-  double MsgB = S.Cost.messageTime(ActionKind::SendB);
-  std::vector<uint32_t> Starts;
   for (size_t R = 0; R < S.Ranks.size(); ++R) {
     const auto &Acts = S.Ranks[R].Actions;
-    unitStarts(Acts, Starts);
-    uint32_t Base = U.RankBase[R];
-    double Free = 0;
+    uint32_t Unit = U.RankBase[R];
+    double Free = 0, Idle = 0;
+    size_t FirstIdle = SIZE_MAX;
     unsigned Count = 0;
-    size_t FirstWait = 0, FirstReady = 0;
-    double FirstGap = 0;
-    for (size_t K = 0; K + 1 < Starts.size(); ++K) {
-      uint32_t Unit = Base + uint32_t(K);
+    size_t WIdle = 0, WUnit = 0;
+    double WIdleTime = 0, WGap = 0;
+    for (size_t I = 0; I < Acts.size(); ++I) {
+      const Action &A = Acts[I];
+      if (A.Kind == ActionKind::Idle) {
+        if (FirstIdle == SIZE_MAX)
+          FirstIdle = I;
+        Idle += std::max(0.0f, A.idleTime());
+        continue;
+      }
+      if (!isCompute(A.Kind))
+        continue;
       double Gap = TL.Start[Unit] - Free;
+      if (FirstIdle != SIZE_MAX && Idle > Gap + Eps && Count++ == 0) {
+        WIdle = FirstIdle;
+        WUnit = I;
+        WIdleTime = Idle;
+        WGap = Gap;
+      }
       Free = TL.End[Unit];
-      if (Gap <= Eps)
-        continue;
-      // The next unit: all backward, not fed by this one, inputs arrived.
-      const Action *V = &Acts[Starts[K + 1]];
-      size_t VI = Starts[K + 1];
-      unsigned Len =
-          V->overlapsNext() && VI + 1 < Acts.size() && isCompute(Acts[VI + 1].Kind) ? 2 : 1;
-      bool Ready = unitCost(S, Acts, VI) <= Gap + Eps;
-      for (unsigned J = 0; J < Len && Ready; ++J) {
-        const Action &X = V[J];
-        if (!isBackward(X.Kind) || !inRange(T, X)) {
-          Ready = false;
-          break;
-        }
-        uint32_t Id = msIndex(T, X.Microbatch, X.Stage);
-        uint32_t P = None;
-        double Msg = MsgB;
-        if (X.Kind == ActionKind::W)
-          P = UnitIndex::unitOf(U.UnitBI[Id]);
-        else if (X.Stage + 1 == T.Stages)
-          P = UnitIndex::unitOf(U.UnitF[Id]);
-        else
-          P = UnitIndex::unitOf(producerEntry(T, U, X));
-        if (P == None)
-          continue;
-        if (U.UnitRank[P] == int32_t(R))
-          Ready = P < Unit;
-        else
-          Ready = TL.End[P] >= 0 && TL.End[P] + Msg <= TL.Start[Unit] - Gap + Eps;
-      }
-      if (!Ready)
-        continue;
-      if (Count++ == 0) {
-        FirstWait = Starts[K];
-        FirstReady = Starts[K + 1];
-        FirstGap = Gap;
-      }
+      ++Unit;
+      Idle = 0;
+      FirstIdle = SIZE_MAX;
+      if (A.overlapsNext() && I + 1 < Acts.size() && isCompute(Acts[I + 1].Kind))
+        ++I;
     }
     if (!Count)
       continue;
     std::string More =
-        Count > 1 ? fmt::format(" ({} such waits on this rank)", Count) : std::string();
-    D.report(DiagKind::IdleWithReadyWork, locOf(S, Acts[FirstWait]),
-             fmt::format("rank {} idles {} time units before {} while {}, next in "
-                         "its program, is ready and fits in the wait{}",
-                         R, FirstGap, describe(S, int32_t(R), FirstWait),
-                         describe(S, int32_t(R), FirstReady), More))
-        .note(locOf(S, Acts[FirstReady]),
-              fmt::format("running {} first fills the bubble without delaying {}",
-                          describe(S, int32_t(R), FirstReady),
-                          describe(S, int32_t(R), FirstWait)));
+        Count > 1 ? fmt::format(" ({} such slots on this rank)", Count) : std::string();
+    D.report(DiagKind::IdleWithReadyWork, locOf(S, Acts[WIdle]),
+             fmt::format("rank {} idles {} time units at {} before {}, which is "
+                         "ready after {}: the rank waits while its next work is "
+                         "ready{}",
+                         R, WIdleTime, describe(S, int32_t(R), WIdle),
+                         describe(S, int32_t(R), WUnit), WGap, More))
+        .note(locOf(S, Acts[WUnit]),
+              "--align-bubbles recomputes the idle slots from the dependencies");
   }
 }
 

@@ -4,9 +4,10 @@
 //   skipped, never crash).
 // Computes, from the compute order alone, each compute's start and end time
 // (cost model; a cross-rank input arrives at producer end + message time).
-// Always: warns (idle-ready-work) when a rank waits before a compute while
-//   the next backward compute in its program (B, I or W), which does not
-//   depend on it, is ready and fits in the wait.
+// Always: warns (idle-ready-work) when the explicit idle slots written
+//   before a compute add up to more than the wait its dependencies impose:
+//   a runtime that honours the slot keeps the rank idle while its next work
+//   is ready (stale slots after an edit, or hand-written ones).
 // With Insert: removes every existing idle action and writes `idle(t)` so
 //   each rank's timeline lines up: before a unit that waits (ahead of the
 //   receives that feed it) and at the end up to the makespan. Idempotent.
