@@ -207,8 +207,8 @@ static int runSynth() {
     std::string Why;
     Res = synth::synthesize(P, SO, &Why);
     if (!Res) {
-      S.Diags.report(DiagKind::SynthInfeasible, NoLoc, Why);
-      S.flushDiagnostics();
+      // No source to point at: the command line is the request.
+      errs() << "ppsc synth: error: " << Why << " [synth-infeasible]\n";
       return ExitDiagnostics;
     }
     Sched = synth::toSchedule(P, Res->Ord);
