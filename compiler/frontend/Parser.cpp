@@ -44,9 +44,14 @@ public:
   void syntaxError(antlr4::Recognizer *Rec, antlr4::Token *Offending,
                    size_t Line, size_t Col, const std::string &Msg,
                    std::exception_ptr) override {
+    // A second error on the same line is nearly always a cascade of the
+    // first; so is anything past 20.
+    if (Line == LastLine)
+      return;
+    LastLine = Line;
     ++Count;
     if (Count > 20)
-      return; // cascades after this many add nothing
+      return;
     LocId L = SM.getLoc(File, uint32_t(Line), uint32_t(Col + 1));
     auto *Parser = dynamic_cast<antlr4::Parser *>(Rec);
     if (!Parser) {
@@ -85,6 +90,32 @@ public:
       return;
     }
     std::string Found = describeToken(Offending);
+    // Hints for the slips people make most.
+    std::string OffText = Offending ? Offending->getText() : "";
+    if (OffText == "," && Expected.contains(size_t(Lx::SEMI))) {
+      Diags.report(DiagKind::SyntaxError, L,
+                   "unexpected ','; actions in a list are separated by spaces");
+      return;
+    }
+    if (OffText == "=" && (Expected.contains(size_t(Lx::LBRACE)) ||
+                           Expected.contains(size_t(Lx::EQEQ)))) {
+      Diags.report(DiagKind::SyntaxError, L,
+                   "unexpected '='; use '==' to compare");
+      return;
+    }
+    if (Expected.contains(size_t(Lx::DOTDOT)) && Expected.size() <= 12) {
+      Diags.report(DiagKind::SyntaxError, L,
+                   fmt::format("expected '..' in the range, found {} (ranges "
+                               "are written a..b)",
+                               Found));
+      return;
+    }
+    if (Offending && Offending->getType() == Lx::EQEQ &&
+        Expected.contains(size_t(Lx::ASSIGN))) {
+      Diags.report(DiagKind::SyntaxError, L,
+                   "unexpected '=='; use '=' to assign");
+      return;
+    }
     if (!Expected.isEmpty() && Expected.size() <= 5) {
       std::vector<std::string> Names;
       for (ssize_t T : Expected.toList())
@@ -104,6 +135,7 @@ public:
   }
 
   unsigned Count = 0;
+  size_t LastLine = 0;
 
 private:
   SourceManager &SM;

@@ -231,6 +231,14 @@ void Sema::checkStmt(Stmt &S) {
     if (A.Index)
       checkExpr(*A.Index);
     checkExpr(*A.Value);
+    if (S.Kind == StmtKind::Assign && !isDeclared(A.Target->Name) &&
+        lookupBuiltin(A.Target->Name) == Builtin::None) {
+      Diags.report(DiagKind::UnknownName, A.Target->Loc,
+                   fmt::format("unknown name '{}'; declare it with 'let {} = "
+                               "...;'",
+                               A.Target->Name, A.Target->Name));
+      return;
+    }
     checkName(*A.Target);
     if (A.Target->Res == NameRes::Builtin)
       Diags.report(DiagKind::InvalidValue, A.Target->Loc,
@@ -331,6 +339,13 @@ void Sema::checkActions(std::vector<ActionNode> &As) {
       Diags.report(DiagKind::InvalidValue, A.First.Loc,
                    "W sends and receives nothing; name the F, I or B served");
   }
+}
+
+bool Sema::isDeclared(llvm::StringRef Name) const {
+  for (const Local &L : Cur->Locals)
+    if (L.Name == Name)
+      return true;
+  return false;
 }
 
 void Sema::checkName(NameExpr &N) {

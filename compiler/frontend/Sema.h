@@ -64,6 +64,7 @@ private:
   void checkComputeRef(ast::ComputeRef &R);
   void checkExpr(ast::Expr &E);
   void checkName(ast::NameExpr &N);
+  bool isDeclared(llvm::StringRef Name) const;
   void checkCall(ast::CallExpr &C, bool AsStatement, bool PipelineSchedule);
   void orderArgs(ast::CallExpr &C, ast::FnDecl &Target);
 
