@@ -49,6 +49,7 @@ struct Slot {
   double XStart = 0; // eager send: transfer start
   double End = 0;    // eager send: transfer end
   uint64_t Ref = NoRef;
+  uint16_t Stream = 0; // the poster's stream on its rank
   bool IsSend = false;
 };
 
@@ -74,6 +75,68 @@ struct Channel {
   }
   bool empty() const { return Head == Pending.size(); }
 };
+
+/// Peak activation memory per rank in program order: +1 at F(m,s), -1 at
+/// the last backward of (m,s) (B; W; I when no W of (m,s) exists). PeakAt,
+/// if given, gets the index where each rank first reaches its peak.
+void memoryPeaks(const ir::Schedule &S, llvm::SmallVector<int64_t, 8> &Peaks,
+                 llvm::SmallVector<int64_t, 8> *PeakAt) {
+  int32_t NS = S.Topo.Stages, NM = S.Topo.Microbatches;
+  size_t Keys = NS > 0 && NM > 0 ? size_t(NS) * size_t(NM) : 0;
+  auto Valid = [&](const Action &A) {
+    return A.Stage >= 0 && A.Stage < NS && A.Microbatch >= 0 &&
+           A.Microbatch < NM;
+  };
+  auto Key = [&](const Action &A) {
+    return size_t(A.Microbatch) * size_t(NS) + size_t(A.Stage);
+  };
+  llvm::BitVector Live(Keys), HasW(Keys);
+  for (const ir::RankProgram &RP : S.Ranks)
+    for (const Action &A : RP.Actions)
+      if (A.Kind == ActionKind::W && Valid(A))
+        HasW.set(Key(A));
+  Peaks.clear();
+  if (PeakAt)
+    PeakAt->clear();
+  for (const ir::RankProgram &RP : S.Ranks) {
+    int64_t Cur = 0, Peak = 0, At = -1;
+    for (size_t I = 0, N = RP.Actions.size(); I < N; ++I) {
+      const Action &A = RP.Actions[I];
+      if (!ir::isCompute(A.Kind) || !Valid(A))
+        continue;
+      size_t K = Key(A);
+      if (A.Kind == ActionKind::F) {
+        if (!Live[K]) {
+          Live.set(K);
+          if (++Cur > Peak) {
+            Peak = Cur;
+            At = int64_t(I);
+          }
+        }
+        continue;
+      }
+      bool Releases = A.Kind == ActionKind::B || A.Kind == ActionKind::W ||
+                      (A.Kind == ActionKind::I && !HasW[K]);
+      if (Releases && Live[K]) {
+        Live.reset(K);
+        --Cur;
+      }
+    }
+    Peaks.push_back(Peak);
+    if (PeakAt)
+      PeakAt->push_back(At);
+  }
+}
+
+/// A receive or a producer and when it completed. At: NaN = none seen,
+/// +inf = a receive seen but not complete yet, else the completion time.
+struct Event {
+  double At = NaN;
+  int32_t Rank = -1;
+  uint32_t Idx = 0;
+  uint64_t ref() const { return pack(Rank, Idx); }
+};
+constexpr double Pending = std::numeric_limits<double>::infinity();
 
 /// One comm track of a rank: under async rendezvous/eager one per peer (the
 /// ops between two ranks progress in program order, ops to different peers
@@ -101,8 +164,7 @@ struct RankState {
   double ComputeFree = 0;
   uint64_t LastCompute = NoRef;
   llvm::SmallVector<Stream, 2> Streams;
-  std::vector<uint16_t> StreamOf; // per action; meaningful for comms
-  llvm::BitVector Posted, Done;   // per action; comms only
+  llvm::BitVector Posted; // per action: a comm already posted
   bool InList = false;
 };
 
@@ -118,8 +180,10 @@ private:
   // --- setup and helpers --------------------------------------------------
   bool validStage(int32_t St) const { return St >= 0 && St < NS; }
   bool validMb(int32_t Mb) const { return Mb >= 0 && Mb < NM; }
+  /// Stage-major, so a rank's consecutive computes (same stage, next
+  /// microbatch) touch neighbouring entries of the per-key tables.
   size_t key(int32_t Mb, int32_t St) const {
-    return size_t(Mb) * size_t(NS) + size_t(St);
+    return size_t(St) * size_t(NM) + size_t(Mb);
   }
   bool validKey(const Action &A) const {
     return validStage(A.Stage) && validMb(A.Microbatch);
@@ -163,11 +227,12 @@ private:
   void postBatch(int32_t R, Stream &Sm, double Ready, uint64_t ReadyRef);
   void post(int32_t R, Stream &Sm, uint32_t Idx, double Ready,
             uint64_t ReadyRef);
-  void matched(uint64_t SendRef, uint64_t RecvRef, const Slot &SendSlot,
-               double SendReady, double RecvReady);
-  void opDone(uint64_t Ref, double End);
+  void matched(const Slot &Send, const Slot &Recv);
+  void opDone(uint64_t Ref, uint16_t StreamIdx, double End);
   /// Finishes the posted batch once every op matched; true if it did.
   bool finishBatch(int32_t R, Stream &Sm);
+  /// A receive completed: its consumer may start from E.
+  void recvDone(int32_t R, uint32_t J, double E);
 
   // --- after the run ------------------------------------------------------
   uint32_t stuckAt(int32_t R) const;
@@ -193,9 +258,10 @@ private:
   std::vector<int32_t> Work;
 
   // Per (microbatch, stage): the receive serving F / B-or-I on its rank,
-  // and the compute that produced F / B-or-I.
-  std::vector<uint64_t> RecvF, RecvB;
-  std::vector<uint64_t> ProdF, ProdBI;
+  // and the compute that produced F / B-or-I, with their times, so the hot
+  // paths read one entry instead of chasing a reference.
+  std::vector<Event> RecvF, RecvB;
+  std::vector<Event> ProdF, ProdBI;
   llvm::BitVector HasF, HasBI; // dataflow: which producers exist
   uint64_t Mismatches = 0;
 };
@@ -216,9 +282,7 @@ uint32_t Sim::channel(int32_t Src, int32_t Dst) {
 void Sim::buildStreams(int32_t R) {
   RankState &St = Ranks[R];
   size_t N = St.Acts.size();
-  St.StreamOf.assign(N, 0);
   St.Posted.resize(N);
-  St.Done.resize(N);
   llvm::SmallDenseMap<int32_t, uint16_t, 4> ByPeer;
   for (uint32_t I = 0; I < N; ++I) {
     const Action &A = St.Acts[I];
@@ -231,7 +295,6 @@ void Sim::buildStreams(int32_t R) {
       St.Streams.emplace_back();
       St.Streams.back().Peer = Key;
     }
-    St.StreamOf[I] = It->second;
     St.Streams[It->second].Ops.push_back(I);
   }
 }
@@ -267,8 +330,8 @@ SimResult Sim::run() {
       buildStreams(R);
   }
   size_t Keys = NS > 0 && NM > 0 ? size_t(NS) * size_t(NM) : 0;
-  ProdF.assign(Keys, NoRef);
-  ProdBI.assign(Keys, NoRef);
+  ProdF.assign(Keys, Event());
+  ProdBI.assign(Keys, Event());
   if (Dataflow) {
     HasF.resize(Keys);
     HasBI.resize(Keys);
@@ -282,8 +345,8 @@ SimResult Sim::run() {
           HasBI.set(key(A.Microbatch, A.Stage));
       }
   } else {
-    RecvF.assign(Keys, NoRef);
-    RecvB.assign(Keys, NoRef);
+    RecvF.assign(Keys, Event());
+    RecvB.assign(Keys, Event());
   }
 
   Work.reserve(P);
@@ -357,11 +420,11 @@ bool Sim::runCompute(int32_t R) {
     N = 2;
   double Begin = St.ComputeFree;
   uint64_t Bind = St.LastCompute;
-  auto Need = [&](uint64_t Ref, double Delay) {
-    double E = endOf(Ref) + Delay;
+  auto Need = [&](const Event &Ev, double Delay) {
+    double E = Ev.At + Delay;
     if (E > Begin) {
       Begin = E;
-      Bind = Ref;
+      Bind = Ev.ref();
     }
   };
   for (uint32_t J = I; J < I + N; ++J) {
@@ -370,14 +433,14 @@ bool Sim::runCompute(int32_t R) {
       continue;
     size_t K = key(A.Microbatch, A.Stage);
     if (!Dataflow) {
-      uint64_t Rv = A.Kind == ActionKind::F ? RecvF[K]
-                    : A.Kind == ActionKind::W ? NoRef
-                                              : RecvB[K];
-      if (Rv == NoRef || refRank(Rv) != R)
+      if (A.Kind == ActionKind::W)
         continue;
-      // Complete once its batch has finished (under batched, the whole
-      // batch completes together).
-      if (!St.Done[refIdx(Rv)])
+      const Event &Rv = A.Kind == ActionKind::F ? RecvF[K] : RecvB[K];
+      if (Rv.Rank != R || !known(Rv.At))
+        continue; // no receive serves it here
+      // Set once its batch has finished (under batched, the whole batch
+      // completes together).
+      if (Rv.At == Pending)
         return false;
       Need(Rv, 0);
       continue;
@@ -390,10 +453,10 @@ bool Sim::runCompute(int32_t R) {
       size_t PK = key(Mb, Stage);
       if (!(IsF ? HasF[PK] : HasBI[PK]))
         return true; // not in the schedule: nothing to wait for
-      uint64_t Ref = IsF ? ProdF[PK] : ProdBI[PK];
-      if (Ref == NoRef)
+      const Event &Ev = IsF ? ProdF[PK] : ProdBI[PK];
+      if (!known(Ev.At))
         return false;
-      Need(Ref, refRank(Ref) == R ? 0 : Cost.messageTime(MsgKind));
+      Need(Ev, Ev.Rank == R ? 0 : Cost.messageTime(MsgKind));
       return true;
     };
     bool Ok = true;
@@ -436,16 +499,22 @@ bool Sim::runCompute(int32_t R) {
       continue;
     size_t K = key(A.Microbatch, A.Stage);
     if (A.Kind == ActionKind::F) {
-      ProdF[K] = pack(R, J);
+      ProdF[K] = Event{End, R, J};
       if (Dataflow && A.Stage + 1 < NS)
         wake(rankOfStage(A.Stage + 1));
     } else if (A.Kind == ActionKind::B || A.Kind == ActionKind::I) {
-      ProdBI[K] = pack(R, J);
+      ProdBI[K] = Event{End, R, J};
       if (Dataflow && A.Stage > 0)
         wake(rankOfStage(A.Stage - 1));
     }
   }
-  Res.Ranks[R].ComputeBusy += Dur;
+  RankStats &RS = Res.Ranks[R];
+  RS.ComputeBusy += Dur;
+  RS.Computes += N;
+  if (End > RS.End)
+    RS.End = End;
+  if (End > Res.Makespan)
+    Res.Makespan = End;
   St.ComputeFree = End;
   St.LastCompute = pack(R, I + N - 1);
   St.CIdx = I + N;
@@ -469,7 +538,9 @@ bool Sim::advanceCompute(int32_t R) {
       }
       if (ir::isRecv(A.Kind) && validKey(A)) {
         size_t K = key(A.Microbatch, A.Stage);
-        (A.Kind == ActionKind::RecvF ? RecvF[K] : RecvB[K]) = pack(R, I);
+        Event &Ev = A.Kind == ActionKind::RecvF ? RecvF[K] : RecvB[K];
+        if (!known(Ev.At) || Ev.Rank != R)
+          Ev = Event{Pending, R, I};
       }
       ++St.CIdx;
       Moved = true;
@@ -523,15 +594,15 @@ bool Sim::advanceStreams(int32_t R) {
         // A send goes when its data is ready: at the end of the compute it
         // serves if that ran on this rank, else when the computes before
         // it in program order have finished.
-        uint64_t Prod = NoRef;
+        const Event *Prod = nullptr;
         if (validKey(A)) {
           size_t K = key(A.Microbatch, A.Stage);
-          Prod = A.Kind == ActionKind::SendF ? ProdF[K] : ProdBI[K];
-          if (Prod != NoRef && refRank(Prod) != R)
-            Prod = NoRef;
+          Prod = A.Kind == ActionKind::SendF ? &ProdF[K] : &ProdBI[K];
+          if (Prod->Rank != R || !known(Prod->At))
+            Prod = nullptr;
         }
-        if (Prod != NoRef) {
-          Later(endOf(Prod), Prod);
+        if (Prod) {
+          Later(Prod->At, Prod->ref());
         } else {
           if (St.CIdx <= I)
             break;
@@ -555,11 +626,13 @@ bool Sim::advanceBlocking(int32_t R) {
     uint32_t I = St.CIdx;
     const Action &A = Acts[I];
     if (ir::isComm(A.Kind) && !Dataflow) {
-      Stream &Sm = St.Streams[St.StreamOf[I]];
+      Stream &Sm = St.Streams.front(); // blocking: one stream
       if (!Sm.Posted) {
         if (ir::isRecv(A.Kind) && validKey(A)) {
           size_t K = key(A.Microbatch, A.Stage);
-          (A.Kind == ActionKind::RecvF ? RecvF[K] : RecvB[K]) = pack(R, I);
+          Event &Ev = A.Kind == ActionKind::RecvF ? RecvF[K] : RecvB[K];
+        if (!known(Ev.At) || Ev.Rank != R)
+          Ev = Event{Pending, R, I};
         }
         postBatch(R, Sm, St.ComputeFree, St.LastCompute);
         Moved = true;
@@ -610,11 +683,12 @@ void Sim::post(int32_t R, Stream &Sm, uint32_t Idx, double Ready,
   St.Posted.set(Idx);
   T.Start[Idx] = Ready;
   uint64_t Me = pack(R, Idx);
+  uint16_t SI = uint16_t(&Sm - St.Streams.data());
   setPred(Me, ReadyRef);
   if (!validPeer(R, A)) {
     // Nothing to talk to: a no-op (the verifier reports it).
     T.TransferStart[Idx] = Ready;
-    opDone(Me, Ready);
+    opDone(Me, SI, Ready);
     return;
   }
   bool IsSend = ir::isSend(A.Kind);
@@ -637,6 +711,7 @@ void Sim::post(int32_t R, Stream &Sm, uint32_t Idx, double Ready,
   Mine.Ready = Ready;
   Mine.Ref = Me;
   Mine.IsSend = IsSend;
+  Mine.Stream = SI;
   if (IsSend) {
     ++Ch.Messages;
     Ch.Bytes += A.Kind == ActionKind::SendF || Cost.GradientBytes < 0
@@ -648,7 +723,7 @@ void Sim::post(int32_t R, Stream &Sm, uint32_t Idx, double Ready,
       Mine.XStart = Ready;
       Mine.End = Ready + Cost.messageTime(A.Kind);
       T.TransferStart[Idx] = Mine.XStart;
-      opDone(Me, Mine.End);
+      opDone(Me, SI, Mine.End);
     }
   } else {
     ++Res.Ranks[R].Recvs;
@@ -658,16 +733,17 @@ void Sim::post(int32_t R, Stream &Sm, uint32_t Idx, double Ready,
   if (!Ch.empty() && Ch.Pending[Ch.Head].IsSend != IsSend) {
     Slot Other = Ch.pop();
     if (IsSend)
-      matched(Me, Other.Ref, Mine, Ready, Other.Ready);
+      matched(Mine, Other);
     else
-      matched(Other.Ref, Me, Other, Other.Ready, Ready);
+      matched(Other, Mine);
     return;
   }
   Ch.push(Mine);
 }
 
-void Sim::matched(uint64_t SendRef, uint64_t RecvRef, const Slot &SendSlot,
-                  double SendReady, double RecvReady) {
+void Sim::matched(const Slot &SendSlot, const Slot &RecvSlot) {
+  uint64_t SendRef = SendSlot.Ref, RecvRef = RecvSlot.Ref;
+  double SendReady = SendSlot.Ready, RecvReady = RecvSlot.Ready;
   const Action &SA = S.Ranks[refRank(SendRef)].Actions[refIdx(SendRef)];
   const Action &RA = S.Ranks[refRank(RecvRef)].Actions[refIdx(RecvRef)];
   // SEND_F(m, s) matches RECV_F(m, s+1); SEND_B(m, s) matches RECV_B(m, s-1).
@@ -694,7 +770,7 @@ void Sim::matched(uint64_t SendRef, uint64_t RecvRef, const Slot &SendSlot,
     xstartOf(RecvRef) = std::min(X, E);
     if (SendSlot.End > RecvReady)
       setPred(RecvRef, SendRef);
-    opDone(RecvRef, E);
+    opDone(RecvRef, RecvSlot.Stream, E);
     return;
   }
   double Begin = std::max(SendReady, RecvReady);
@@ -706,17 +782,28 @@ void Sim::matched(uint64_t SendRef, uint64_t RecvRef, const Slot &SendSlot,
     setPred(RecvRef, SendRef);
   else if (RecvReady > SendReady)
     setPred(SendRef, RecvRef);
-  opDone(SendRef, E);
-  opDone(RecvRef, E);
+  opDone(SendRef, SendSlot.Stream, E);
+  opDone(RecvRef, RecvSlot.Stream, E);
 }
 
-void Sim::opDone(uint64_t Ref, double End) {
+void Sim::opDone(uint64_t Ref, uint16_t StreamIdx, double End) {
   int32_t R = refRank(Ref);
   endOf(Ref) = End;
-  RankState &St = Ranks[R];
-  Stream &Sm = St.Streams[St.StreamOf[refIdx(Ref)]];
+  if (End > Res.Ranks[R].End)
+    Res.Ranks[R].End = End;
+  if (End > Res.Makespan)
+    Res.Makespan = End;
+  Stream &Sm = Ranks[R].Streams[StreamIdx];
   if (--Sm.Remaining == 0)
     wake(R);
+}
+
+void Sim::recvDone(int32_t R, uint32_t J, double E) {
+  const Action &A = Ranks[R].Acts[J];
+  if (!ir::isRecv(A.Kind) || !validKey(A))
+    return;
+  size_t K = key(A.Microbatch, A.Stage);
+  (A.Kind == ActionKind::RecvF ? RecvF[K] : RecvB[K]) = Event{E, R, J};
 }
 
 bool Sim::finishBatch(int32_t R, Stream &Sm) {
@@ -724,6 +811,22 @@ bool Sim::finishBatch(int32_t R, Stream &Sm) {
     return false;
   RankState &St = Ranks[R];
   RankTimeline &T = Res.Times[R];
+  RankStats &RS = Res.Ranks[R];
+  if (Sm.BatchEnd == Sm.Pos + 1) {
+    // One op (rendezvous, eager, or a batch of one): no batch bookkeeping.
+    uint32_t J = Sm.Ops[Sm.Pos];
+    double X = T.TransferStart[J], E = T.End[J];
+    RS.CommBusy += E - X;
+    RS.CommWait += X - T.Start[J];
+    recvDone(R, J, E);
+    Sm.BatchDone = E;
+    Sm.BatchDoneRef = pack(R, J);
+    Sm.Free = Blocking ? E : X;
+    Sm.FreeRef = Sm.BatchDoneRef;
+    Sm.Pos = Sm.BatchEnd;
+    Sm.Posted = false;
+    return true;
+  }
   double MaxEnd = -std::numeric_limits<double>::infinity();
   double MaxX = MaxEnd;
   uint32_t Arg = Sm.Ops[Sm.Pos], ArgX = Arg;
@@ -738,16 +841,15 @@ bool Sim::finishBatch(int32_t R, Stream &Sm) {
       ArgX = J;
     }
   }
-  RankStats &RS = Res.Ranks[R];
   for (uint32_t K = Sm.Pos; K < Sm.BatchEnd; ++K) {
     uint32_t J = Sm.Ops[K];
     RS.CommBusy += T.End[J] - T.TransferStart[J];
     RS.CommWait += T.TransferStart[J] - T.Start[J];
-    St.Done.set(J);
     if (J != Arg) {
       T.End[J] = MaxEnd; // the batch completes as a whole
       setPred(pack(R, J), pack(R, Arg));
     }
+    recvDone(R, J, MaxEnd);
   }
   // Async: a track orders the *start* of transfers (the rendezvous point);
   // messages already under way overlap the next one. Blocking: the rank is
@@ -762,60 +864,18 @@ bool Sim::finishBatch(int32_t R, Stream &Sm) {
 }
 
 void Sim::figures() {
-  double Makespan = 0;
-  for (int32_t R = 0; R < P; ++R) {
-    const RankTimeline &T = Res.Times[R];
-    double End = 0;
-    for (size_t I = 0, N = T.End.size(); I < N; ++I)
-      if (T.End[I] > End) // NaN compares false
-        End = T.End[I];
-    Res.Ranks[R].End = End;
-    Makespan = std::max(Makespan, End);
-  }
-  Res.Makespan = Makespan;
+  double Makespan = Res.Makespan; // tracked as actions finished
   double Ideal = 0, SumBusy = 0;
-  llvm::SmallVector<int64_t, 8> Peaks = peakMemory(S);
+  llvm::SmallVector<int64_t, 8> Peaks, PeakAt;
+  memoryPeaks(S, Peaks, &PeakAt);
   for (int32_t R = 0; R < P; ++R) {
     RankStats &RS = Res.Ranks[R];
     RS.Idle = Makespan - RS.ComputeBusy;
     Ideal = std::max(Ideal, RS.ComputeBusy);
     SumBusy += RS.ComputeBusy;
-    for (const Action &A : S.Ranks[R].Actions)
-      RS.Computes += ir::isCompute(A.Kind);
     RS.PeakMemory = R < int32_t(Peaks.size()) ? Peaks[R] : 0;
+    RS.PeakMemoryAt = R < int32_t(PeakAt.size()) ? PeakAt[R] : -1;
     Res.PeakMemory = std::max(Res.PeakMemory, RS.PeakMemory);
-  }
-  // Where each rank first reaches its peak (program order).
-  {
-    size_t Keys = NS > 0 && NM > 0 ? size_t(NS) * size_t(NM) : 0;
-    llvm::BitVector Live(Keys), HasW(Keys);
-    for (const ir::RankProgram &RP : S.Ranks)
-      for (const Action &A : RP.Actions)
-        if (A.Kind == ActionKind::W && validKey(A))
-          HasW.set(key(A.Microbatch, A.Stage));
-    for (int32_t R = 0; R < P; ++R) {
-      int64_t Cur = 0;
-      RankStats &RS = Res.Ranks[R];
-      const auto &Acts = S.Ranks[R].Actions;
-      for (size_t I = 0; I < Acts.size() && RS.PeakMemory > 0; ++I) {
-        const Action &A = Acts[I];
-        if (!validKey(A))
-          continue;
-        size_t K = key(A.Microbatch, A.Stage);
-        if (A.Kind == ActionKind::F && !Live[K]) {
-          Live.set(K);
-          if (++Cur == RS.PeakMemory) {
-            RS.PeakMemoryAt = int64_t(I);
-            break;
-          }
-        } else if ((A.Kind == ActionKind::B || A.Kind == ActionKind::W ||
-                    (A.Kind == ActionKind::I && !HasW[K])) &&
-                   Live[K]) {
-          Live.reset(K);
-          --Cur;
-        }
-      }
-    }
   }
   Res.Ideal = Ideal;
   if (Makespan > 0) {
@@ -938,43 +998,8 @@ SimResult simulate(const ir::Schedule &S, const SimOptions &Opts,
 }
 
 llvm::SmallVector<int64_t, 8> peakMemory(const ir::Schedule &S) {
-  int32_t NS = S.Topo.Stages, NM = S.Topo.Microbatches;
-  size_t Keys = NS > 0 && NM > 0 ? size_t(NS) * size_t(NM) : 0;
-  auto Valid = [&](const Action &A) {
-    return A.Stage >= 0 && A.Stage < NS && A.Microbatch >= 0 &&
-           A.Microbatch < NM;
-  };
-  auto Key = [&](const Action &A) {
-    return size_t(A.Microbatch) * size_t(NS) + size_t(A.Stage);
-  };
-  llvm::BitVector Live(Keys), HasW(Keys);
-  for (const ir::RankProgram &RP : S.Ranks)
-    for (const Action &A : RP.Actions)
-      if (A.Kind == ActionKind::W && Valid(A))
-        HasW.set(Key(A));
   llvm::SmallVector<int64_t, 8> Peaks;
-  for (const ir::RankProgram &RP : S.Ranks) {
-    int64_t Cur = 0, Peak = 0;
-    for (const Action &A : RP.Actions) {
-      if (!ir::isCompute(A.Kind) || !Valid(A))
-        continue;
-      size_t K = Key(A);
-      if (A.Kind == ActionKind::F) {
-        if (!Live[K]) {
-          Live.set(K);
-          Peak = std::max(Peak, ++Cur);
-        }
-        continue;
-      }
-      bool Releases = A.Kind == ActionKind::B || A.Kind == ActionKind::W ||
-                      (A.Kind == ActionKind::I && !HasW[K]);
-      if (Releases && Live[K]) {
-        Live.reset(K);
-        --Cur;
-      }
-    }
-    Peaks.push_back(Peak);
-  }
+  memoryPeaks(S, Peaks, nullptr);
   return Peaks;
 }
 
