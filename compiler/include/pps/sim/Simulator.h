@@ -12,21 +12,29 @@
 //   actions; a schedule with no comms at all is simulated in *dataflow*
 //   mode (see SimOptions::Dataflow), which is what synthesis and quick
 //   what-if runs over pure compute orders want.
-// Guarantees: work linear in the number of actions; never loops forever.
-//   If no rank can progress the result has Deadlocked = true, the times of
-//   the actions that never ran are NaN, and (with a DiagnosticEngine) a
-//   `deadlock` diagnostic says where each stuck rank waits.
+// Guarantees: work linear in the number of actions (each wake-up of a rank
+//   also looks at each of its comm tracks: one per peer it talks to); never
+//   loops forever. If no rank can progress the result has Deadlocked = true,
+//   the times of the actions that never ran are NaN, and (with a
+//   DiagnosticEngine) the deadlock pass explains the cycle, or, when it sees
+//   none (dataflow mode), a `deadlock` diagnostic says where each rank stuck.
 //
 // Semantics (docs/simulation.md has the long form):
 //  * Compute F/I/W/B(m, s) costs CostModel::computeCost(kind, s); an
 //    overlap(a, b) pair starts when both may start and costs Cost.Overlap,
 //    or the sum of the two when unset. Idle and control actions take no time.
 //  * A message costs CostModel::messageTime(kind): latency + bytes/bandwidth.
-//  * Async comm (default): each rank has a compute track and a comm track,
-//    both in program order. A comm is issued when every compute before it in
-//    program order has finished; a compute waits only for the receive(s) that
-//    serve it (RECV_F(m,s) serves F(m,s), RECV_B(m,s) serves B/I(m,s)).
-//    Blocking comm: one track per rank; a send/recv occupies the rank.
+//  * Async comm (default): the compute track runs the rank's computes in
+//    program order; a compute waits only for the receive that serves it
+//    (RECV_F(m,s) serves F(m,s), RECV_B(m,s) serves B/I(m,s)). The comms
+//    between a rank and one peer form a track in program order (one track
+//    per peer; under batched one track for all); a track orders the *start*
+//    of its transfers, messages under way overlap. A send is ready when the
+//    compute it serves has finished (or, if that compute is not on the rank
+//    before it, when every compute before it has); a receive is posted as
+//    soon as its track reaches it.
+//  * Blocking comm: one track per rank; a send/recv holds the rank from
+//    when the rank reaches it until its transfer completes.
 //  * Rendezvous: a send and its receive start and finish together. Eager: a
 //    send never waits for its receive; the receive ends at
 //    max(posted, send end). Batched: each maximal run of consecutive comms on
@@ -82,10 +90,11 @@ struct RankStats {
   double ComputeBusy = 0;
   /// Makespan - ComputeBusy: the rank's bubble.
   double Idle = 0;
-  /// Time the rank's comm track spends transferring (sum of message times
-  /// of the sends and receives it takes part in).
+  /// Sum of the transfer times of the rank's sends and receives (transfers
+  /// on different tracks overlap, so this can exceed the makespan).
   double CommBusy = 0;
-  /// Time receives spend posted but not yet transferring.
+  /// Sum over the rank's comms of the time from posted to transfer start
+  /// (receives posted early wait long; also can exceed the makespan).
   double CommWait = 0;
   /// End of the rank's last action.
   double End = 0;
