@@ -28,6 +28,9 @@ void lintRange(const Spec &Sp, int PLo, int PHi, MLoFn MLo, MHiFn MHi,
       ASSERT_TRUE(G.Ok) << Sp.Name << "(" << Sp.Args << ") P=" << P
                         << " M=" << M << ":\n"
                         << G.Errors;
+      EXPECT_EQ(G.Warnings, 0u) << Sp.Name << "(" << Sp.Args << ") P=" << P
+                                << " M=" << M << ":\n"
+                                << G.WarningText;
     }
 }
 

@@ -60,6 +60,9 @@ struct Figures {
   int64_t PeakMemory = 0;
   std::vector<int64_t> Peaks;
   size_t Actions = 0;
+  /// Lint warnings (e.g. idle-ready-work), printed.
+  unsigned Warnings = 0;
+  std::string WarningText;
 };
 
 inline std::string pipelineText(const Spec &Sp, const Costs &C) {
@@ -146,6 +149,9 @@ inline Figures runText(const std::string &Name, const std::string &Text,
       Out.Errors = Flush();
       return Out;
     }
+    Out.Warnings = Diags.numWarnings();
+    if (Out.Warnings)
+      Out.WarningText = Flush();
   }
   Out.Actions = S->numActions();
   pps::sim::SimOptions SO;
