@@ -216,11 +216,94 @@ bool preScan(const std::vector<antlr4::Token *> &Tokens, llvm::StringRef Orig,
   return true;
 }
 
+/// Rejects nesting the parser, transformer and evaluator could not take,
+/// before ANTLR sees the text: a scan of the raw bytes (skipping comments
+/// and strings) so 10 MB of brackets cost milliseconds, not gigabytes of
+/// tokens. True if parsing may go on.
+bool rawNestingScan(llvm::StringRef Text, SourceManager &SM,
+                    DiagnosticEngine &Diags, FileId File) {
+  unsigned Depth = 0, Ops = 0;
+  uint32_t Line = 1, Col = 1;
+  auto Fail = [&](std::string Msg) {
+    Diags.report(DiagKind::NestingTooDeep, SM.getLoc(File, Line, Col),
+                 std::move(Msg));
+    return false;
+  };
+  auto IsOp = [](char C) {
+    return C == '+' || C == '-' || C == '*' || C == '/' || C == '%' ||
+           C == '<' || C == '>' || C == '=' || C == '!' || C == '&' ||
+           C == '|';
+  };
+  for (size_t I = 0, E = Text.size(); I < E; ++I, ++Col) {
+    char C = Text[I];
+    if (C == '\n') {
+      ++Line;
+      Col = 0;
+      continue;
+    }
+    if (C == '/' && I + 1 < E && Text[I + 1] == '/') {
+      while (I + 1 < E && Text[I + 1] != '\n')
+        ++I;
+      continue;
+    }
+    if (C == '/' && I + 1 < E && Text[I + 1] == '*') {
+      size_t End = Text.find("*/", I + 2);
+      End = End == llvm::StringRef::npos ? E : End + 1;
+      for (; I < End; ++I, ++Col)
+        if (Text[I] == '\n')
+          ++Line, Col = 0;
+      continue;
+    }
+    if (C == '"') {
+      for (++I, ++Col; I < E && Text[I] != '"' && Text[I] != '\n'; ++I, ++Col)
+        if (Text[I] == '\\')
+          ++I, ++Col;
+      if (I < E && Text[I] == '\n')
+        ++Line, Col = 0;
+      continue;
+    }
+    switch (C) {
+    case '(': case '[': case '{':
+      if (++Depth > MaxNesting)
+        return Fail(fmt::format("brackets nested more than {} deep", MaxNesting));
+      if (C == '{')
+        Ops = 0;
+      continue;
+    case ')': case ']': case '}':
+      Depth -= Depth > 0;
+      if (C == '}')
+        Ops = 0;
+      continue;
+    case ';':
+      Ops = 0;
+      continue;
+    default:
+      break;
+    }
+    if (!IsOp(C))
+      continue;
+    // One operator per run of operator characters; arrows are not
+    // operators (a long rank list of sends is fine).
+    size_t J = I;
+    while (J + 1 < E && IsOp(Text[J + 1]))
+      ++J;
+    llvm::StringRef Run = Text.slice(I, J + 1);
+    if (Run != "->" && Run != "<-" && ++Ops > MaxOperatorsPerStatement)
+      return Fail(fmt::format("expression with more than {} operators",
+                              MaxOperatorsPerStatement));
+    Col += uint32_t(J - I);
+    I = J;
+  }
+  return true;
+}
+
 } // namespace
 
 std::unique_ptr<ast::Module> parseModule(FileId File, SourceManager &SM,
                                          DiagnosticEngine &Diags) {
   llvm::StringRef Orig = SM.contents(File);
+  if (!rawNestingScan(Orig, SM, Diags, File))
+    return nullptr;
   // The grammar is ASCII. Masking every other byte keeps ANTLR's UTF-8
   // decoder from throwing on garbage and makes its columns byte columns,
   // which is what the caret printer counts.
