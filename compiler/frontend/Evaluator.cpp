@@ -498,18 +498,20 @@ Value Evaluator::callFn(CallExpr &C,
     if (!C.Ordered[I])
       Stack[Base + I] = eval(*F.Params[I].Default);
   }
-  HasRet = false;
   Value Result;
+  bool Returned = false;
   if (!Failed) {
     Flow Fl = execBlock(F.Body);
-    if (Fl == Flow::Return && HasRet)
+    // HasRet is only meaningful right after this body's own return.
+    if (Fl == Flow::Return && HasRet) {
       Result = RetVal;
+      Returned = true;
+    }
   }
-  bool Ret = HasRet;
   --Depth;
   Base = SavedBase;
   Stack.resize(NewBase);
-  HasRet = Ret;
+  HasRet = Returned;
   return Result;
 }
 
@@ -619,6 +621,7 @@ Flow Evaluator::exec(Stmt &S) {
     return execRank(static_cast<RankStmt &>(S));
   case StmtKind::Return: {
     auto &R = static_cast<ReturnStmt &>(S);
+    HasRet = false;
     if (R.Value) {
       RetVal = eval(*R.Value);
       HasRet = true;

@@ -264,3 +264,14 @@ TEST(Frontend, MutatedInputNeverCrashes) {
       EXPECT_FALSE(R.Kinds.empty()) << Text;
   }
 }
+
+TEST(Frontend, FnWithoutReturnHasNoValue) {
+  Result R = run(R"(
+    fn g() { return 1; }
+    fn f() { let y = g(); assert y == 1; }
+    schedule s() { let x = f(); assert x == 0; }
+    pipeline p { ranks 1; microbatches 1; schedule s(); })");
+  EXPECT_FALSE(R.S);
+  EXPECT_TRUE(R.has(DiagKind::TypeMismatch)) << R.Text;
+  EXPECT_NE(R.Text.find("'f' returned no value"), std::string::npos) << R.Text;
+}
