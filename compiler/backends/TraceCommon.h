@@ -68,6 +68,20 @@ public:
     N = size_t(E - Buf);
     return *this;
   }
+  /// A coordinate with at most two decimals ("12.5", "98.15", "64").
+  OutBuf &px(double V) {
+    if (!std::isfinite(V))
+      return put('0');
+    reserve(40);
+    char *B0 = Buf + N;
+    char *E = fmt::format_to(B0, FMT_COMPILE("{:.2f}"), V);
+    while (E > B0 && E[-1] == '0')
+      --E;
+    if (E > B0 && E[-1] == '.')
+      --E;
+    N = size_t(E - Buf);
+    return *this;
+  }
   /// A JSON string literal.
   OutBuf &jsonStr(llvm::StringRef S) {
     put('"');

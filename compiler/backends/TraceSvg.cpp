@@ -59,13 +59,13 @@ double tickStep(const Layout &L) {
 
 void svgBody(const ir::Schedule &S, const sim::SimResult &R, OutBuf &B,
              const Layout &L, bool Hover) {
-  B.put("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"").dbl(std::ceil(L.Width));
-  B.put("\" height=\"").dbl(std::ceil(L.Height)).put("\" viewBox=\"0 0 ");
-  B.dbl(std::ceil(L.Width)).put(' ').dbl(std::ceil(L.Height));
+  B.put("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"").px(std::ceil(L.Width));
+  B.put("\" height=\"").px(std::ceil(L.Height)).put("\" viewBox=\"0 0 ");
+  B.px(std::ceil(L.Width)).put(' ').px(std::ceil(L.Height));
   B.put("\" font-family=\"DejaVu Sans, Arial, sans-serif\" font-size=\"11\">\n");
   B.put("<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n");
   // Title.
-  B.put("<text x=\"").dbl(L.Left).put("\" y=\"16\" font-size=\"13\" "
+  B.put("<text x=\"").px(L.Left).put("\" y=\"16\" font-size=\"13\" "
                                       "font-weight=\"bold\">");
   B.xml(S.Name).put(": ").num(S.Topo.Ranks).put(" ranks, ").num(S.Topo.Stages);
   B.put(" stages, ").num(S.Topo.Microbatches).put(" microbatches — makespan ");
@@ -80,12 +80,12 @@ void svgBody(const ir::Schedule &S, const sim::SimResult &R, OutBuf &B,
   double AxisY = L.Top - 8;
   B.put("<g stroke=\"#e3e3e3\" stroke-width=\"1\">\n");
   for (double X = 0; X <= L.T + 1e-9; X += Step) {
-    B.put("<line x1=\"").dbl(L.x(X)).put("\" x2=\"").dbl(L.x(X));
-    B.put("\" y1=\"").dbl(AxisY).put("\" y2=\"").dbl(L.y(L.Ranks) - 4).put("\"/>\n");
+    B.put("<line x1=\"").px(L.x(X)).put("\" x2=\"").px(L.x(X));
+    B.put("\" y1=\"").px(AxisY).put("\" y2=\"").px(L.y(L.Ranks) - 4).put("\"/>\n");
   }
   B.put("</g>\n<g fill=\"#555\" text-anchor=\"middle\">\n");
   for (double X = 0; X <= L.T + 1e-9; X += Step) {
-    B.put("<text x=\"").dbl(L.x(X)).put("\" y=\"").dbl(AxisY - 3).put("\">");
+    B.put("<text x=\"").px(L.x(X)).put("\" y=\"").px(AxisY - 3).put("\">");
     B.put(detail::fmtTime(X)).put("</text>\n");
   }
   B.put("</g>\n");
@@ -96,10 +96,10 @@ void svgBody(const ir::Schedule &S, const sim::SimResult &R, OutBuf &B,
   }
   for (int32_t Rk = 0; Rk < L.Ranks; ++Rk) {
     double Y = L.y(Rk);
-    B.put("<text x=\"6\" y=\"").dbl(Y + L.BoxH * 0.7).put("\" fill=\"#333\">rank ");
+    B.put("<text x=\"6\" y=\"").px(Y + L.BoxH * 0.7).put("\" fill=\"#333\">rank ");
     B.num(Rk).put("</text>\n");
-    B.put("<rect x=\"").dbl(L.Left).put("\" y=\"").dbl(Y).put("\" width=\"");
-    B.dbl(L.T * L.Pu).put("\" height=\"").dbl(L.BoxH + L.StripH + 1);
+    B.put("<rect x=\"").px(L.Left).put("\" y=\"").px(Y).put("\" width=\"");
+    B.px(L.T * L.Pu).put("\" height=\"").px(L.BoxH + L.StripH + 1);
     B.put("\" fill=\"#f7f7f7\"/>\n");
     const auto &Acts = S.Ranks[Rk].Actions;
     const sim::RankTimeline &Tl = R.Times[Rk];
@@ -110,9 +110,9 @@ void svgBody(const ir::Schedule &S, const sim::SimResult &R, OutBuf &B,
         continue;
       double SY = Y + L.BoxH + 1;
       if (Tl.TransferStart[I] > Tl.Start[I]) {
-        B.put("<rect x=\"").dbl(L.x(Tl.Start[I])).put("\" y=\"").dbl(SY);
-        B.put("\" width=\"").dbl((Tl.TransferStart[I] - Tl.Start[I]) * L.Pu);
-        B.put("\" height=\"").dbl(L.StripH).put("\" fill=\"").put(detail::WaitColor);
+        B.put("<rect x=\"").px(L.x(Tl.Start[I])).put("\" y=\"").px(SY);
+        B.put("\" width=\"").px((Tl.TransferStart[I] - Tl.Start[I]) * L.Pu);
+        B.put("\" height=\"").px(L.StripH).put("\" fill=\"").put(detail::WaitColor);
         B.put("\"");
         if (Hover) {
           B.put(" data-n=\"wait ").action(A, true).put("\" data-r=\"").num(Rk);
@@ -122,9 +122,9 @@ void svgBody(const ir::Schedule &S, const sim::SimResult &R, OutBuf &B,
         B.put("><title>waiting: ").action(A, true).put("</title></rect>\n");
       }
       if (Tl.End[I] > Tl.TransferStart[I]) {
-        B.put("<rect x=\"").dbl(L.x(Tl.TransferStart[I])).put("\" y=\"").dbl(SY);
-        B.put("\" width=\"").dbl((Tl.End[I] - Tl.TransferStart[I]) * L.Pu);
-        B.put("\" height=\"").dbl(L.StripH).put("\" fill=\"");
+        B.put("<rect x=\"").px(L.x(Tl.TransferStart[I])).put("\" y=\"").px(SY);
+        B.put("\" width=\"").px((Tl.End[I] - Tl.TransferStart[I]) * L.Pu);
+        B.put("\" height=\"").px(L.StripH).put("\" fill=\"");
         B.put(detail::TransferColor).put("\" fill-opacity=\"0.8\"");
         if (Hover) {
           B.put(" data-n=\"").action(A, true).put("\" data-r=\"").num(Rk);
@@ -146,8 +146,8 @@ void svgBody(const ir::Schedule &S, const sim::SimResult &R, OutBuf &B,
       if (ir::isControl(A.Kind))
         W = std::max(W, 2.0);
       const char *Fill = Pair ? detail::OverlapColor : detail::kindColor(A.Kind);
-      B.put("<rect x=\"").dbl(X0).put("\" y=\"").dbl(Y).put("\" width=\"");
-      B.dbl(W).put("\" height=\"").dbl(L.BoxH).put("\" fill=\"").put(Fill);
+      B.put("<rect x=\"").px(X0).put("\" y=\"").px(Y).put("\" width=\"");
+      B.px(W).put("\" height=\"").px(L.BoxH).put("\" fill=\"").put(Fill);
       B.put("\" stroke=\"#ffffff\" stroke-width=\"0.6\"");
       if (Hover) {
         B.put(" data-n=\"").action(A, true);
@@ -167,7 +167,7 @@ void svgBody(const ir::Schedule &S, const sim::SimResult &R, OutBuf &B,
         if (Pair)
           Digits = 2 * Digits + 1;
         if (W >= Digits * 6.0 + 1) {
-          B.put("<text x=\"").dbl(X0 + W / 2).put("\" y=\"").dbl(Y + L.BoxH * 0.72);
+          B.put("<text x=\"").px(X0 + W / 2).put("\" y=\"").px(Y + L.BoxH * 0.72);
           B.put("\" text-anchor=\"middle\" font-size=\"10\" fill=\"");
           B.put(A.Kind == ir::ActionKind::W || A.Kind == ir::ActionKind::I ? "#222" : "#fff");
           B.put("\" pointer-events=\"none\">").num(A.Microbatch);
@@ -184,9 +184,9 @@ void svgBody(const ir::Schedule &S, const sim::SimResult &R, OutBuf &B,
   double LY = L.y(L.Ranks) + 14;
   double LX = L.Left;
   auto Item = [&](const char *Color, const char *Text) {
-    B.put("<rect x=\"").dbl(LX).put("\" y=\"").dbl(LY).put("\" width=\"14\" "
+    B.put("<rect x=\"").px(LX).put("\" y=\"").px(LY).put("\" width=\"14\" "
                                                           "height=\"12\" fill=\"");
-    B.put(Color).put("\"/><text x=\"").dbl(LX + 18).put("\" y=\"").dbl(LY + 10);
+    B.put(Color).put("\"/><text x=\"").px(LX + 18).put("\" y=\"").px(LY + 10);
     B.put("\">").put(Text).put("</text>\n");
     LX += 26 + 6.5 * std::strlen(Text);
   };
