@@ -3,6 +3,7 @@
 #include "ppsrt/Kernels.h"
 
 #include <chrono>
+#include <thread>
 
 namespace ppsrt {
 
@@ -30,7 +31,12 @@ size_t BusyWaitKernels::messageBytes(int32_t, bool) {
 }
 
 void BusyWaitKernels::spin(double Units) const {
-  busyWait(Units * OverlapFactor * Ctx.secondsPerUnit);
+  double Seconds = Units * OverlapFactor * Ctx.secondsPerUnit;
+  if (Ctx.sleep && Seconds > 0) {
+    std::this_thread::sleep_for(std::chrono::duration<double>(Seconds));
+    return;
+  }
+  busyWait(Seconds);
 }
 
 void BusyWaitKernels::forward(StageIO &IO) {

@@ -80,6 +80,12 @@ bool parseRunOptions(int Argc, char **Argv, RunOptions &O, std::string &Error) {
         return false;
       }
       O.commSet = true;
+    } else if (Name == "--kernel") {
+      if (Value != "spin" && Value != "sleep") {
+        Error = fmt::format("unknown kernel '{}' (expected spin or sleep)", Value);
+        return false;
+      }
+      O.sleepKernels = Value == "sleep";
     } else if (Name == "--quiet") {
       O.quiet = true;
     } else if (Name == "--help" || Name == "-h") {
@@ -102,6 +108,7 @@ RunResult runThreads(const ScheduleDesc &S, Kernels &K, const RunOptions &O) {
   Ctx.schedule = &S;
   Ctx.secondsPerUnit = O.timeScale * 1e-3;
   Ctx.messageBytes = O.messageBytes;
+  Ctx.sleep = O.sleepKernels;
 
   ExecOptions EO;
   EO.comm = Comm;
@@ -187,7 +194,8 @@ static void printUsage(const char *Argv0) {
   fmt::print(stderr,
              "usage: {} [--transport=threads|mpi] [--ranks=N] [--steps=N] "
              "[--watchdog=SECONDS] [--trace=FILE] [--time-scale=MS_PER_UNIT] "
-             "[--comm=rendezvous|eager|batched] [--message-bytes=N] [--quiet]\n",
+             "[--comm=rendezvous|eager|batched] [--message-bytes=N] "
+             "[--kernel=spin|sleep] [--quiet]\n",
              Argv0);
 }
 

@@ -244,6 +244,7 @@ int runMpi(const ScheduleDesc &S, Kernels &K, const RunOptions &O, int *Argc,
     Ctx.schedule = &S;
     Ctx.secondsPerUnit = O.timeScale * 1e-3;
     Ctx.messageBytes = O.messageBytes;
+    Ctx.sleep = O.sleepKernels;
     ExecOptions EO;
     EO.comm = Comm;
     EO.trace = !O.traceFile.empty();

@@ -57,6 +57,9 @@ struct KernelContext {
   double secondsPerUnit = 1e-3;
   /// Default message size for the built-in workload (--message-bytes).
   size_t messageBytes = 64;
+  /// Built-in workload: sleep instead of spinning (--kernel=sleep), for
+  /// timing runs with more ranks than free cores.
+  bool sleep = false;
 };
 
 class Executor;

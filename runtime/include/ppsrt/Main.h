@@ -16,6 +16,9 @@
 //   --time-scale=X           built-in workload: one cost unit lasts X ms (1)
 //   --comm=rendezvous|eager|batched   override the schedule's comm model
 //   --message-bytes=N        built-in workload message size (64)
+//   --kernel=spin|sleep      built-in workload: spin (default) or sleep for
+//                            each action's time (sleep: timing runs with
+//                            more ranks than free cores)
 //   --quiet                  print only errors
 //
 //===----------------------------------------------------------------------===//
@@ -39,6 +42,7 @@ struct RunOptions {
   CommModel comm = CommModel::Rendezvous;
   bool commSet = false;
   size_t messageBytes = 64;
+  bool sleepKernels = false;
   bool quiet = false;
 };
 
