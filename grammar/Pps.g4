@@ -191,8 +191,11 @@ FSDP : 'fsdp' ;
 PREFETCH : 'prefetch' ;
 STEP : 'step' ;
 
-// F3 (forward of microbatch 3) must win over ID for the same text.
-COMPUTE_LIT : [FIWB] [0-9]+ ;
+// F3 (forward of microbatch 3) must win over ID for the same text. The
+// common `F3@5` is one token: lowered files are mostly these, and one token
+// instead of three keeps big schedules cheap to parse. `F3@(s+1)` and
+// `F3@s` still go through AT primary.
+COMPUTE_LIT : [FIWB] [0-9]+ ('@' [0-9]+)? ;
 COMPUTE_KIND : [FIWB] ;
 
 ID : [a-zA-Z_] [a-zA-Z0-9_]* ;

@@ -111,8 +111,15 @@ ast::Binder Transformer::transformBinder(P::BinderContext &Ctx) {
 }
 
 ast::ExprPtr Transformer::transformIntToken(antlr4::Token *T) {
-  std::string Text = T->getText();
-  size_t I = Text.find_first_of("0123456789");
+  return transformIntLiteral(T->getText(), T, 0);
+}
+
+ast::ExprPtr Transformer::transformIntLiteral(llvm::StringRef Text,
+                                              antlr4::Token *T,
+                                              uint32_t Offset) {
+  LocId L = SM.getLoc(File, uint32_t(T->getLine()),
+                      uint32_t(T->getCharPositionInLine() + 1 + Offset));
+  size_t I = 0;
   uint64_t V = 0;
   bool Overflow = false;
   for (; I < Text.size(); ++I) {
@@ -124,12 +131,13 @@ ast::ExprPtr Transformer::transformIntToken(antlr4::Token *T) {
     V = V * 10 + D;
   }
   if (Overflow) {
-    Diags.report(DiagKind::IntegerOverflow, loc(T),
+    Diags.report(DiagKind::IntegerOverflow, L,
                  fmt::format("integer literal '{}' does not fit in 64 bits",
-                             Text.size() > 40 ? Text.substr(0, 40) + "..." : Text));
+                             Text.size() > 40 ? Text.substr(0, 40).str() + "..."
+                                              : Text.str()));
     V = 0;
   }
-  return std::make_unique<ast::IntLit>(loc(T), int64_t(V));
+  return std::make_unique<ast::IntLit>(L, int64_t(V));
 }
 
 std::string Transformer::transformString(antlr4::Token *T) {

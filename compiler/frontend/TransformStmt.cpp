@@ -205,8 +205,12 @@ ast::ComputeRef Transformer::transformComputeRef(P::ComputeRefContext &Ctx) {
     antlr4::Token *T = L->COMPUTE_LIT()->getSymbol();
     std::string Text = T->getText();
     R.Kind = computeKindOf(Text[0]);
-    R.Microbatch = transformIntToken(T);
-    if (L->primary())
+    size_t At = Text.find('@');
+    R.Microbatch = transformIntLiteral(llvm::StringRef(Text).slice(1, At), T, 1);
+    if (At != std::string::npos)
+      R.Stage = transformIntLiteral(llvm::StringRef(Text).substr(At + 1), T,
+                                    uint32_t(At + 1));
+    else if (L->primary())
       R.Stage = transformPrimary(*L->primary());
     return R;
   }

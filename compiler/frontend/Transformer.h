@@ -90,6 +90,9 @@ private:
   ast::Quantity transformQuantity(P::QuantityContext &Ctx);
   std::string transformUnit(P::UnitContext &Ctx);
   ast::ExprPtr transformIntToken(antlr4::Token *T);
+  /// An integer spelled inside token T, starting Offset columns into it.
+  ast::ExprPtr transformIntLiteral(llvm::StringRef Digits, antlr4::Token *T,
+                                   uint32_t Offset);
   std::string transformString(antlr4::Token *T);
 
   SourceManager &SM;
