@@ -86,7 +86,7 @@ bool parseRunOptions(int Argc, char **Argv, RunOptions &O, std::string &Error) {
         return false;
       }
       O.sleepKernels = Value == "sleep";
-    } else if (Name == "--quiet") {
+    } else if (Name == "--quiet" && Eq == std::string::npos) {
       O.quiet = true;
     } else if (Name == "--help" || Name == "-h") {
       Error = "help";
