@@ -52,8 +52,9 @@ bool isTypeChar(char C) { return llvm::isAlpha(C) || C == '_'; }
 /// carries the location of the text it came from.
 class CellParser {
 public:
-  CellParser(FileId File, SourceManager &SM, DiagnosticEngine &Diags)
-      : File(File), SM(SM), Diags(Diags) {}
+  CellParser(FileId File, SourceManager &SM, DiagnosticEngine &Diags,
+             bool KeepIdle)
+      : File(File), SM(SM), Diags(Diags), KeepIdle(KeepIdle) {}
 
   /// Splits the buffer into rows and cells; false if any cell was bad.
   bool run(std::vector<std::vector<Action>> &Rows);
@@ -85,6 +86,7 @@ private:
   FileId File;
   SourceManager &SM;
   DiagnosticEngine &Diags;
+  bool KeepIdle;
   uint32_t Line = 1;
   bool Ok = true;
   // The first cell of each sort, for checkFlavour.
@@ -183,10 +185,9 @@ void CellParser::parseRow(llvm::StringRef Row, uint32_t Rank,
       if (FirstEmpty == NoLoc)
         FirstEmpty = IdleLoc;
     } else {
-      if (PendingIdle) {
+      if (PendingIdle && KeepIdle)
         Out.push_back(Action::idle(float(PendingIdle), IdleLoc));
-        PendingIdle = 0;
-      }
+      PendingIdle = 0;
       parseCell(C, Out);
     }
     if (Next == llvm::StringRef::npos)
@@ -614,7 +615,7 @@ std::optional<Schedule> importTorchCsv(FileId File, SourceManager &SM,
                                        DiagnosticEngine &Diags,
                                        const TorchImportOptions &Opts) {
   std::vector<std::vector<Action>> Rows;
-  CellParser Parser(File, SM, Diags);
+  CellParser Parser(File, SM, Diags, Opts.KeepIdle);
   if (!Parser.run(Rows))
     return std::nullopt;
   // With -Werror the flavour warning is an error and stops the import.

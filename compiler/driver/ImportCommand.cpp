@@ -1,7 +1,8 @@
 //===- ImportCommand.cpp - ppsc import: PyTorch's schedule CSV to .pps ----===//
 //
 //   ppsc import --from=torch FILE.csv [--ranks P] [--stages S]
-//               [--microbatches M] [--placement loop|v] [--name N] -o out.pps
+//               [--microbatches M] [--placement loop|v] [--name N]
+//               [--keep-idle] -o out.pps
 //
 // Reads either flavour of PyTorch's schedule CSV (compute only, or compute
 // plus comms) and prints the schedule as a .pps pipeline in the lowered
@@ -36,6 +37,12 @@ static llvm::cl::opt<std::string>
             llvm::cl::value_desc("name"), llvm::cl::sub(ImportCmd),
             llvm::cl::cat(opts::Category));
 
+static llvm::cl::opt<bool> KeepIdle(
+    "keep-idle",
+    llvm::cl::desc("Keep empty cells as idle(k) slots (default: dropped, as "
+                   "PyTorch's runtime does)"),
+    llvm::cl::sub(ImportCmd), llvm::cl::cat(opts::Category));
+
 static int runImport() {
   if (From != "torch") {
     llvm::errs() << fmt::format(
@@ -65,6 +72,7 @@ static int runImport() {
   if (opts::Microbatches > 0)
     O.Microbatches = opts::Microbatches;
   O.Name = NameOpt;
+  O.KeepIdle = KeepIdle;
 
   Session S;
   std::optional<ir::Schedule> Sched =

@@ -75,9 +75,20 @@ TEST(TorchImport, ComputeOnlyTwoByTwo) {
   EXPECT_EQ(P.Col, 9u);
 }
 
-TEST(TorchImport, IdleCellsMergeAndTrailingPaddingIsDropped) {
+TEST(TorchImport, EmptyCellsAreDroppedByDefault) {
   Importer I;
   auto S = I.run(",,1F0,,1B0,,\n0F0,0B0,,,\n");
+  ASSERT_TRUE(S) << I.first();
+  ASSERT_EQ(S->Ranks[0].Actions.size(), 2u);
+  EXPECT_EQ(S->Ranks[0].Actions[0].Kind, ActionKind::F);
+  EXPECT_EQ(I.Diags.numWarnings(), 0u);
+}
+
+TEST(TorchImport, KeptIdleCellsMergeAndTrailingPaddingIsDropped) {
+  Importer I;
+  TorchImportOptions O;
+  O.KeepIdle = true;
+  auto S = I.run(",,1F0,,1B0,,\n0F0,0B0,,,\n", O);
   ASSERT_TRUE(S) << I.first();
   const auto &R0 = S->Ranks[0].Actions;
   ASSERT_EQ(R0.size(), 4u);
@@ -523,7 +534,9 @@ Schedule withComms() {
 
 Schedule roundTrip(const Schedule &S, bool WithComms) {
   Importer I;
-  auto T = I.run(csv(S, WithComms));
+  TorchImportOptions O;
+  O.KeepIdle = true;
+  auto T = I.run(csv(S, WithComms), O);
   EXPECT_TRUE(T) << I.first();
   return T ? std::move(*T) : Schedule();
 }
@@ -552,7 +565,9 @@ TEST(TorchRoundTrip, WithComms) {
 TEST(TorchRoundTrip, CsvToCsvIsStable) {
   const char *Text = ",1F0,,1B0\n0F0,0B0\n";
   Importer I;
-  auto S = I.run(Text);
+  TorchImportOptions O;
+  O.KeepIdle = true;
+  auto S = I.run(Text, O);
   ASSERT_TRUE(S) << I.first();
   EXPECT_EQ(csv(*S), Text);
 }

@@ -18,8 +18,14 @@
 //    are (a stage on two ranks is a stage-placement error) and is labelled
 //    loop, v or explicit;
 //  * comm peers come from that map (PyTorch's cells carry none);
-//  * a run of k empty cells is one `idle(k)`; empty cells at the end of a
-//    row are padding and dropped.
+//  * empty cells are dropped: they are slots of PyTorch's lockstep view
+//    (`_format_pipeline_order`), not time, and its runtime skips them. With
+//    KeepIdle a run of k empty cells is one `idle(k)` instead (for display
+//    and byte-exact round trips); empty cells at the end of a row are
+//    padding and always dropped;
+//  * a file neither of PyTorch's loaders accepts as is (empty cells next to
+//    comm cells, control cells without comm cells) gets a csv-flavour
+//    warning.
 //
 // Export writes the CSV PyTorch loads, for any schedule:
 //  * compute only (default): F/I/W/B and overlap pairs; an `idle(t)` is
@@ -58,6 +64,8 @@ struct TorchImportOptions {
   std::optional<ir::Placement> Place;
   /// The pipeline's name; empty = derived from the file name.
   std::string Name;
+  /// Keep empty cells as `idle(k)` actions instead of dropping them.
+  bool KeepIdle = false;
 };
 
 /// Imports the CSV held in buffer File of SM. Empty (with diagnostics) on
