@@ -36,6 +36,11 @@ using namespace detail;
 
 namespace {
 
+/// "1 receive", "2 receives".
+std::string plural(uint64_t N, const char *Noun) {
+  return fmt::format("{} {}{}", N, Noun, N == 1 ? "" : "s");
+}
+
 /// Flags per comm action.
 enum : uint8_t { BadPeer = 1, Reported = 2 };
 
@@ -248,23 +253,27 @@ void Checker::checkContents() {
                                    "matched in order",
                                    desc(Sd)));
       if (BadCount[Ch] > 1)
-        Dg.note(loc(Rv), fmt::format("{} more mismatched pairs follow on this channel",
-                                     BadCount[Ch] - 1));
+        Dg.note(loc(Rv), fmt::format("{} more mismatched pair{} on this channel",
+                                     BadCount[Ch] - 1, BadCount[Ch] > 2 ? "s follow" : " follows"));
     }
     if (FirstLoose[Ch] != None) {
       uint32_t G = FirstLoose[Ch];
       bool Snd = isSend(act(G).Kind);
       Diagnostic &Dg = D.report(
           Snd ? DiagKind::UnmatchedSend : DiagKind::UnmatchedRecv, loc(G),
-          Snd ? fmt::format("{} is never received: rank {} sends {} messages to "
-                            "rank {}, which posts {} receives from it",
-                            desc(G), ChanSrc[Ch], SendCnt[Ch], ChanDst[Ch], RecvCnt[Ch])
-              : fmt::format("{} is never sent: rank {} posts {} receives from "
-                            "rank {}, which sends it {} messages",
-                            desc(G), ChanDst[Ch], RecvCnt[Ch], ChanSrc[Ch], SendCnt[Ch]));
+          Snd ? fmt::format("{} is never received: rank {} sends {} to rank {}, "
+                            "which posts {} from it",
+                            desc(G), ChanSrc[Ch], plural(SendCnt[Ch], "message"),
+                            ChanDst[Ch], plural(RecvCnt[Ch], "receive"))
+              : fmt::format("{} is never sent: rank {} posts {} from rank {}, "
+                            "which sends it {}",
+                            desc(G), ChanDst[Ch], plural(RecvCnt[Ch], "receive"),
+                            ChanSrc[Ch], plural(SendCnt[Ch], "message")));
       if (LooseCount[Ch] > 1)
-        Dg.note(loc(G), fmt::format("{} more unmatched on this channel",
-                                    LooseCount[Ch] - 1));
+        Dg.note(loc(G), fmt::format("{} more {} on this channel {} unmatched",
+                                    LooseCount[Ch] - 1,
+                                    LooseCount[Ch] > 2 ? "operations" : "operation",
+                                    LooseCount[Ch] > 2 ? "are" : "is"));
     }
   }
 }
@@ -425,8 +434,9 @@ void Checker::reportStuck() {
     // No cycle: every chain of waits ends at an operation nothing matches.
     Dg = &D.report(DiagKind::UnmatchedRecv, Loc(Stuck.front(), FirstBlocked[Stuck.front()]),
                    fmt::format("the schedule cannot finish under the {} model: "
-                               "{} rank{} block forever",
-                               modelName(), Stuck.size(), Stuck.size() > 1 ? "s" : ""));
+                               "{} rank{} forever",
+                               modelName(), Stuck.size(),
+                               Stuck.size() > 1 ? "s block" : " blocks"));
     for (int32_t R : Stuck)
       if (Partner[Base[R] + uint32_t(FirstBlocked[R])] == None &&
           isSend(S.Ranks[R].Actions[FirstBlocked[R]].Kind)) {
@@ -481,6 +491,7 @@ public:
     CommModel M = Opts.Model ? *Opts.Model : S.Comm;
     Ctx.Results.DeadlockFree = Checker(S, Ctx.Diags, M).run();
   }
+  bool runsAfterErrors() const override { return true; }
 
 private:
   DeadlockOptions Opts;

@@ -36,7 +36,7 @@ bool PassManager::run(ir::Schedule &S, PassContext &Ctx) {
   std::vector<Timing> Times;
   bool Ok = true;
   for (const auto &P : Passes) {
-    if (isDisabled(P->name()))
+    if (isDisabled(P->name()) || (!Ok && !P->runsAfterErrors()))
       continue;
     unsigned ErrorsBefore = Ctx.Diags.numErrors();
     auto Start = std::chrono::steady_clock::now();
@@ -49,10 +49,8 @@ bool PassManager::run(ir::Schedule &S, PassContext &Ctx) {
       Dump << "// -----// IR after " << P->name() << " //----- //\n";
       Opts.Printer(S, Dump);
     }
-    if (Ctx.Diags.numErrors() > ErrorsBefore) {
+    if (Ctx.Diags.numErrors() > ErrorsBefore)
       Ok = false;
-      break;
-    }
   }
   if (Opts.TimePasses) {
     double Total = 0;

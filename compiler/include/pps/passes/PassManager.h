@@ -49,6 +49,10 @@ public:
   /// One line for --help and --list-passes.
   virtual llvm::StringRef description() const = 0;
   virtual void run(ir::Schedule &S, PassContext &Ctx) = 0;
+  /// True for a check that trusts nothing an earlier pass established (the
+  /// deadlock pass): it still runs after an earlier pass reported an error,
+  /// so a lint shows every independent finding at once.
+  virtual bool runsAfterErrors() const { return false; }
 };
 
 struct PassManagerOptions {
@@ -65,7 +69,7 @@ public:
   explicit PassManager(PassManagerOptions Opts = {}) : Opts(std::move(Opts)) {}
   void add(std::unique_ptr<Pass> P) { Passes.push_back(std::move(P)); }
   /// Runs the passes in order; false if one reported an error (the rest are
-  /// skipped).
+  /// skipped, except those that run after errors).
   bool run(ir::Schedule &S, PassContext &Ctx);
   /// Every pass name known to the manager, in order.
   std::vector<llvm::StringRef> names() const;
