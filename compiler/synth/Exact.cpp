@@ -242,10 +242,12 @@ void ExactSearch::choose(int Rk, State &Next, uint16_t Starts,
       for (int Kd = 0; Kd < 3; ++Kd)
         if (X.Done[St][Kd] != M)
           AllDone = false;
-    if (!AllDone && lowerBound(X, T + 1) >= UB)
-      return;
     Key K = X.pack(S, R);
+    // A state seen at an earlier tick dominates (idle there first); a state
+    // that fails the bound fails it at every later tick too.
     if (!Seen.insert(K).second)
+      return;
+    if (!AllDone && lowerBound(X, T + 1) >= UB)
       return;
     Layers[T + 1].push_back({K, Parent, Starts});
     if (AllDone) {

@@ -25,6 +25,7 @@
 #include "pps/synth/Algorithms.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>
@@ -98,7 +99,12 @@ bool wholePattern(const Pattern &P0, const std::array<int, 4> &Off0,
 class PatternSchedule {
 public:
   PatternSchedule(int P, int M) : P(P), M(M) {}
-  bool build(const std::vector<Pattern> &Pats, Rows &Out, int &Peak);
+  /// Limit: candidates whose steady state needs more memory are dropped
+  /// before the (costly) warmup and cooldown steps, which never lower the
+  /// steady-state peak below what the limit allows... in practice; see
+  /// docs/synthesis.md.
+  bool build(const std::vector<Pattern> &Pats, Rows &Out, int &Peak,
+             int64_t Limit);
 
 private:
   void clearRun(Rows &S, int Row, int Pos, int Step) {
@@ -406,7 +412,7 @@ bool PatternSchedule::cooldown(Rows &S) {
 }
 
 bool PatternSchedule::build(const std::vector<Pattern> &Pats, Rows &S,
-                            int &Peak) {
+                            int &Peak, int64_t Limit) {
   int MM = std::max(M, 2 * P);
   int Reps = 4 * P + MM + 1;
   S.assign(P, {});
@@ -421,7 +427,7 @@ bool PatternSchedule::build(const std::vector<Pattern> &Pats, Rows &S,
   }
   clearInvalid(S, MM);
   int InitPeak = peakMemory(S);
-  if (InitPeak > 2 * P)
+  if (InitPeak > 2 * P || InitPeak > Limit)
     return false;
   if (!warmup(S, MM))
     return false;
@@ -484,39 +490,65 @@ std::optional<Result> vPatternSearch(const Problem &P) {
   std::vector<std::array<int, 4>> Offsets;
   for (int K = 1; K <= 5; ++K)
     Offsets.push_back({K, -1, K, -1});
-  std::vector<int> Len0s;
-  if (R - 1 <= 8) {
-    for (int L = 1; L < R; ++L)
-      Len0s.push_back(L);
-  } else {
-    for (int K = 0; K < 8; ++K)
-      Len0s.push_back(1 + K * (R - 2) / 7);
-    Len0s.erase(std::unique(Len0s.begin(), Len0s.end()), Len0s.end());
-  }
-
   std::optional<Result> Best;
+  int BestI0 = -1, BestI1 = -1, BestLen0 = -1;
   std::vector<Pattern> Whole;
   Rows S;
+  auto Try = [&](const Pattern &P0, int I0, int I1, int Len0) {
+    if (!wholePattern(P0, Offsets[I0], Offsets[I1], Len0, R, Whole))
+      return;
+    int Peak = 0;
+    if (!PatternSchedule(R, M).build(Whole, S, Peak, P.MemoryLimit) ||
+        Peak > P.MemoryLimit)
+      return;
+    Order O = toOrder(S, R);
+    Evaluation E = evaluate(P, O);
+    if (!E.Valid || E.MaxPeakMemory > P.MemoryLimit)
+      return;
+    if (Best && !better(E, Best->Eval))
+      return;
+    Best = Result{std::move(O), std::move(E),
+                  fmt::format("v-pattern(k0={},k1={},len0={},p0={})",
+                              Offsets[I0][0], Offsets[I1][0], Len0,
+                              fmt::join(P0, ""))};
+    BestI0 = I0;
+    BestI1 = I1;
+    BestLen0 = Len0;
+  };
+  const int NOff = int(Offsets.size());
+  if (R <= 8) {
+    // The paper's search: every pattern, offset pair and split point.
+    for (const Pattern &P0 : Patterns)
+      for (int I0 = 0; I0 < NOff; ++I0)
+        for (int I1 = 0; I1 <= I0; ++I1)
+          for (int Len0 = 1; Len0 < R; ++Len0)
+            Try(P0, I0, I1, Len0);
+    return Best;
+  }
+  // Larger P: the same space in two phases, so P = 32 stays near a second.
+  // First every pattern and first offset, with the second offset at 1 (the
+  // usual winner in the exhaustive searches, P <= 16) or equal to the first
+  // (V-Half's shape), at four split points;
+  // then every pattern and offset pair at split points around the best.
+  llvm::SmallVector<int, 8> Coarse;
+  for (int L : {1, R / 2 - 1, R / 2, R - 1})
+    if (L >= 1 && L < R && llvm::find(Coarse, L) == Coarse.end())
+      Coarse.push_back(L);
   for (const Pattern &P0 : Patterns)
-    for (size_t I0 = 0; I0 < Offsets.size(); ++I0)
-      for (size_t I1 = 0; I1 <= I0; ++I1)
-        for (int Len0 : Len0s) {
-          if (!wholePattern(P0, Offsets[I0], Offsets[I1], Len0, R, Whole))
-            continue;
-          int Peak = 0;
-          if (!PatternSchedule(R, M).build(Whole, S, Peak))
-            continue;
-          if (Peak > P.MemoryLimit)
-            continue;
-          Order O = toOrder(S, R);
-          Evaluation E = evaluate(P, O);
-          if (!E.Valid || E.MaxPeakMemory > P.MemoryLimit)
-            continue;
-          if (!Best || better(E, Best->Eval))
-            Best = Result{std::move(O), std::move(E),
-                          fmt::format("v-pattern(k0={},k1={},len0={})",
-                                      Offsets[I0][0], Offsets[I1][0], Len0)};
-        }
+    for (int I0 = 0; I0 < NOff; ++I0)
+      for (int Len0 : Coarse) {
+        Try(P0, I0, 0, Len0);
+        if (I0 != 0)
+          Try(P0, I0, I0, Len0); // one offset throughout (V-Half's shape)
+      }
+  if (!Best)
+    return Best;
+  int L = BestLen0;
+  for (const Pattern &P0 : Patterns)
+    for (int I0 = 0; I0 < NOff; ++I0)
+      for (int Len0 = std::max(1, L - 3); Len0 <= std::min(R - 1, L + 3);
+           ++Len0)
+        Try(P0, I0, BestI1, Len0);
   return Best;
 }
 
