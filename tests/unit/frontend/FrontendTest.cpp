@@ -260,8 +260,9 @@ TEST(Frontend, MutatedInputNeverCrashes) {
     }
     Result R = run(Text, O);
     // Either it compiles or it says why, at a location.
-    if (!R.S)
+    if (!R.S) {
       EXPECT_FALSE(R.Kinds.empty()) << Text;
+    }
   }
 }
 
