@@ -25,7 +25,8 @@ using namespace ir;
 
 namespace {
 
-constexpr int64_t MaxIndex = 1 << 30; // stage / microbatch numbers above this are nonsense
+constexpr int64_t MaxIndex =
+    1 << 30; // stage / microbatch numbers above this are nonsense
 constexpr llvm::StringLiteral KindList =
     "F, I, W, B, SEND_F, RECV_F, SEND_B, RECV_B, UNSHARD, RESHARD, "
     "REDUCE_GRAD";
@@ -80,8 +81,7 @@ private:
   void parseRow(llvm::StringRef Row, uint32_t Rank, std::vector<Action> &Out);
   void parseCell(const CellRef &C, std::vector<Action> &Out);
   /// One `<stage><TYPE><microbatch>` starting at Begin, ending at End.
-  std::optional<Action> parseSimple(const CellRef &C, size_t Begin,
-                                    size_t End);
+  std::optional<Action> parseSimple(const CellRef &C, size_t Begin, size_t End);
 
   FileId File;
   SourceManager &SM;
@@ -168,8 +168,8 @@ void CellParser::parseRow(llvm::StringRef Row, uint32_t Rank,
       while (After < Row.size() && (Row[After] == ' ' || Row[After] == '\t'))
         ++After;
       if (After < Row.size() && Row[After] != ',') {
-        CellRef Tail{Row.substr(J, Row.find(',', J) - J), Line,
-                     uint32_t(J + 1), Rank, Index};
+        CellRef Tail{Row.substr(J, Row.find(',', J) - J), Line, uint32_t(J + 1),
+                     Rank, Index};
         error(Tail, After - J, "unexpected text after the closing quote");
         return;
       }
@@ -213,8 +213,9 @@ void CellParser::parseCell(const CellRef &C, std::vector<Action> &Out) {
   // (0F7;7B3)OVERLAP_F_B: two computes that run together.
   size_t Close = T.find(')');
   if (Close == llvm::StringRef::npos)
-    return error(C, T.size(), "'(' is not closed; an overlapped pair is "
-                              "written (0F7;7B3)OVERLAP_F_B");
+    return error(C, T.size(),
+                 "'(' is not closed; an overlapped pair is "
+                 "written (0F7;7B3)OVERLAP_F_B");
   llvm::StringRef Suffix = T.substr(Close + 1);
   if (Suffix != "OVERLAP_F_B")
     return error(C, Close + 1,
@@ -234,23 +235,26 @@ void CellParser::parseCell(const CellRef &C, std::vector<Action> &Out) {
     while (E > B && (T[E - 1] == ' ' || T[E - 1] == '\t'))
       --E;
     if (B == E)
-      return error(C, B, "an overlapped pair needs an action on both sides "
-                         "of ';'");
+      return error(C, B,
+                   "an overlapped pair needs an action on both sides "
+                   "of ';'");
     std::optional<Action> A = parseSimple(C, B, E);
     if (!A)
       return;
     if (!isCompute(A->Kind))
-      return error(C, B, fmt::format("only computes can overlap, not {}",
-                                     actionKindTorchName(A->Kind).str()));
+      return error(C, B,
+                   fmt::format("only computes can overlap, not {}",
+                               actionKindTorchName(A->Kind).str()));
     Subs.push_back(*A);
     if (Semi == llvm::StringRef::npos || Semi > Close)
       break;
     Begin = Semi + 1;
   }
   if (Subs.size() != 2)
-    return error(C, 1, fmt::format("an overlapped pair holds exactly two "
-                                   "computes, found {}",
-                                   Subs.size()));
+    return error(C, 1,
+                 fmt::format("an overlapped pair holds exactly two "
+                             "computes, found {}",
+                             Subs.size()));
   Subs[0].Flags |= ActionFlags::OverlapNext;
   Out.push_back(Subs[0]);
   Out.push_back(Subs[1]);
@@ -283,8 +287,9 @@ std::optional<Action> CellParser::parseSimple(const CellRef &C, size_t Begin,
     ++I;
   llvm::StringRef TypeName = T.slice(TypeBegin, I);
   if (TypeName.empty()) {
-    error(C, I, fmt::format("expected an action type after the stage ({})",
-                            KindList.str()));
+    error(C, I,
+          fmt::format("expected an action type after the stage ({})",
+                      KindList.str()));
     return std::nullopt;
   }
   std::optional<ActionKind> Kind = kindFromTorchName(TypeName);
@@ -301,8 +306,9 @@ std::optional<Action> CellParser::parseSimple(const CellRef &C, size_t Begin,
   size_t MbBegin = I;
   bool HasMb = ReadNumber(Mb);
   if (I < End) {
-    error(C, I, fmt::format("unexpected '{}' after '{}'",
-                            T.slice(I, End).str(), T.slice(Begin, I).str()));
+    error(C, I,
+          fmt::format("unexpected '{}' after '{}'", T.slice(I, End).str(),
+                      T.slice(Begin, I).str()));
     return std::nullopt;
   }
   if (Stage >= MaxIndex || (HasMb && Mb >= MaxIndex)) {
@@ -466,8 +472,7 @@ bool TopologyBuilder::placeStages(Topology &T) {
       Diags.report(DiagKind::StagePlacement, FirstLoc[S],
                    fmt::format("stage {} is on rank {}, but {} placement puts "
                                "it on rank {}",
-                               S, RankOf[S],
-                               placementName(*Opts.Place).str(),
+                               S, RankOf[S], placementName(*Opts.Place).str(),
                                Want.StageToRank[S]));
       Ok = false;
     }
@@ -490,8 +495,7 @@ bool TopologyBuilder::placeStages(Topology &T) {
   // e.g. one stage per rank).
   for (Placement P : {Placement::Loop, Placement::V}) {
     Topology Candidate = T;
-    if (Candidate.place(P) &&
-        llvm::equal(Candidate.StageToRank, RankOf)) {
+    if (Candidate.place(P) && llvm::equal(Candidate.StageToRank, RankOf)) {
       T = Candidate;
       return true;
     }
@@ -523,10 +527,10 @@ bool TopologyBuilder::resolvePeers(const Topology &T) {
 
 bool isReservedWord(llvm::StringRef W) {
   static const char *const Words[] = {
-      "import", "schedule", "fn",    "pipeline", "let",     "for",
-      "while",  "break",    "continue", "in",    "if",      "else",
-      "rank",   "return",   "assert", "true",    "false",   "overlap",
-      "send",   "recv",     "unshard", "reshard", "reduce_grad", "idle"};
+      "import", "schedule", "fn",       "pipeline", "let",         "for",
+      "while",  "break",    "continue", "in",       "if",          "else",
+      "rank",   "return",   "assert",   "true",     "false",       "overlap",
+      "send",   "recv",     "unshard",  "reshard",  "reduce_grad", "idle"};
   for (const char *K : Words)
     if (W == K)
       return true;
@@ -561,7 +565,8 @@ std::vector<Action> withReduceGrad(llvm::ArrayRef<Action> Actions) {
            Actions[After].Stage == A.Stage &&
            Actions[After].Microbatch == A.Microbatch)
       ++After;
-    auto It = llvm::find_if(Lasts, [&](const Last &L) { return L.Stage == A.Stage; });
+    auto It =
+        llvm::find_if(Lasts, [&](const Last &L) { return L.Stage == A.Stage; });
     if (It == Lasts.end())
       Lasts.push_back({A.Stage, After});
     else
@@ -580,7 +585,8 @@ std::vector<Action> withReduceGrad(llvm::ArrayRef<Action> Actions) {
   size_t Next = 0;
   for (size_t I = 0; I <= Actions.size(); ++I) {
     while (Next < Lasts.size() && Lasts[Next].After == I)
-      Out.push_back(Action::control(ActionKind::ReduceGrad, Lasts[Next++].Stage));
+      Out.push_back(
+          Action::control(ActionKind::ReduceGrad, Lasts[Next++].Stage));
     if (I < Actions.size())
       Out.push_back(Actions[I]);
   }
@@ -626,8 +632,8 @@ std::optional<Schedule> importTorchCsv(FileId File, SourceManager &SM,
 
   Schedule S;
   S.DeclLoc = SM.getLoc(File, 1, 1);
-  S.Name = Opts.Name.empty() ? pipelineNameFromPath(SM.fileName(File))
-                             : Opts.Name;
+  S.Name =
+      Opts.Name.empty() ? pipelineNameFromPath(SM.fileName(File)) : Opts.Name;
   TopologyBuilder Topo(Rows, S.DeclLoc, Diags, Opts);
   if (!Topo.run(S.Topo))
     return std::nullopt;

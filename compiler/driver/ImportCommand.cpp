@@ -17,8 +17,9 @@
 
 namespace pps::driver {
 
-static llvm::cl::SubCommand ImportCmd(
-    "import", "Read another framework's schedule (PyTorch CSV) and print it "
+static llvm::cl::SubCommand
+    ImportCmd("import",
+              "Read another framework's schedule (PyTorch CSV) and print it "
               "as .pps");
 
 static llvm::cl::opt<std::string>

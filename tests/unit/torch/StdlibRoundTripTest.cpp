@@ -1,4 +1,5 @@
-//===- StdlibRoundTripTest.cpp - every stdlib schedule through torch CSV ---===//
+//===- StdlibRoundTripTest.cpp - every stdlib schedule through torch CSV
+//---===//
 //
 // For each schedule in stdlib/, in every topology it accepts at P = 4,
 // M = 8 (stages = P, or 2P with loop or V placement):
@@ -150,9 +151,9 @@ TEST_P(StdlibTorchRoundTrip, PpsToCsvToPps) {
     }
     // Exporting the import gives the same bytes.
     EXPECT_EQ(toCsv(*Back), Csv);
-    Shapes += fmt::format("{}{} stages {} ({} actions)", Shapes.empty() ? "" : "; ",
-                          S.Topo.Stages, ir::placementName(S.Topo.Place).str(),
-                          S.numActions());
+    Shapes += fmt::format(
+        "{}{} stages {} ({} actions)", Shapes.empty() ? "" : "; ",
+        S.Topo.Stages, ir::placementName(S.Topo.Place).str(), S.numActions());
   }
   RecordProperty("topologies", Shapes);
 }
@@ -225,7 +226,8 @@ TEST_P(StdlibTorchRoundTrip, WithCommsCsvIsWhatPpsLowered) {
       // Every stage has exactly one reduce_grad (PyTorch reduces and scales
       // gradients there); drop the ones the exporter added, and the idles
       // the compute+comms flavour cannot hold, then compare.
-      llvm::SmallVector<int, 16> Reduces(L.Topo.Stages, 0), Had(L.Topo.Stages, 0);
+      llvm::SmallVector<int, 16> Reduces(L.Topo.Stages, 0),
+          Had(L.Topo.Stages, 0);
       for (const ir::RankProgram &R : Back->Ranks)
         for (const ir::Action &A : R.Actions)
           if (A.Kind == ir::ActionKind::ReduceGrad)
@@ -251,8 +253,8 @@ TEST_P(StdlibTorchRoundTrip, WithCommsCsvIsWhatPpsLowered) {
       // As written, the CSV runs without deadlock under rendezvous.
       SourceManager SM2;
       DiagnosticEngine D2(SM2);
-      std::optional<ir::Schedule> Run = backends::importTorchCsv(
-          SM2.addBuffer("run.csv", Csv), SM2, D2, {});
+      std::optional<ir::Schedule> Run =
+          backends::importTorchCsv(SM2.addBuffer("run.csv", Csv), SM2, D2, {});
       ASSERT_TRUE(Run);
       passes::PassManager PM;
       PM.add(passes::createDeadlockPass({ir::CommModel::Rendezvous}));

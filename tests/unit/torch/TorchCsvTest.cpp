@@ -134,8 +134,16 @@ TEST(TorchImport, CommsTakePeersFromTheTopology) {
                  "1RECV_F0,1F0,1B0,1SEND_B0\n");
   ASSERT_TRUE(S) << I.first();
   ScheduleBuilder B(2, 2, 1);
-  B.rank(0).F(0).comm(ActionKind::SendF, 0, 0, 1).comm(ActionKind::RecvB, 0, 0, 1).B(0);
-  B.rank(1).comm(ActionKind::RecvF, 0, 1, 0).F(0).B(0).comm(ActionKind::SendB, 0, 1, 0);
+  B.rank(0)
+      .F(0)
+      .comm(ActionKind::SendF, 0, 0, 1)
+      .comm(ActionKind::RecvB, 0, 0, 1)
+      .B(0);
+  B.rank(1)
+      .comm(ActionKind::RecvF, 0, 1, 0)
+      .F(0)
+      .B(0)
+      .comm(ActionKind::SendB, 0, 1, 0);
   expectEquivalent(*S, B.build());
   EXPECT_TRUE(S->hasComms());
 }
@@ -155,8 +163,9 @@ TEST(TorchImport, ControlActions) {
 TEST(TorchImport, VPlacementWithOverlap) {
   // Two ranks, four stages: rank 0 holds 0 and 3, rank 1 holds 1 and 2.
   Importer I;
-  auto S = I.run("0F0,0F1,3F0,(0F2;3B0)OVERLAP_F_B,3B1,0B0,0B1,0B2,3F1,3F2,3B2\n"
-                 "1F0,2F0,1F1,2F1,2B0,1F2,2F2,2B1,2B2,1B0,1B1,1B2\n");
+  auto S =
+      I.run("0F0,0F1,3F0,(0F2;3B0)OVERLAP_F_B,3B1,0B0,0B1,0B2,3F1,3F2,3B2\n"
+            "1F0,2F0,1F1,2F1,2B0,1F2,2F2,2B1,2B2,1B0,1B1,1B2\n");
   ASSERT_TRUE(S) << I.first();
   EXPECT_EQ(S->Topo.Place, Placement::V);
   EXPECT_EQ(S->Topo.Stages, 4);
@@ -302,8 +311,10 @@ INSTANTIATE_TEST_SUITE_P(
                 "1:1 out-of-range: 0RECV_F0 has no partner: stage -1 does not "
                 "exist"},
         BadCell{"", "1:1 no-pipeline: the file holds no action"},
-        BadCell{"\xEF\xBB\xBF" "0F0\n", "1:1 csv-syntax: the file starts with a "
-                                     "UTF-8 byte-order mark"},
+        BadCell{"\xEF\xBB\xBF"
+                "0F0\n",
+                "1:1 csv-syntax: the file starts with a "
+                "UTF-8 byte-order mark"},
         BadCell{",,\n\n", "1:1 no-pipeline: the file holds no action"}));
 
 TEST(TorchImportErrors, StagePlacementHasANoteAtTheFirstPlace) {
@@ -409,7 +420,13 @@ TEST(TorchImportErrors, RandomTextNeverCrashes) {
 
 TEST(TorchExport, ComputeOnlyDropsCommsAndControl) {
   ScheduleBuilder B(2, 2, 1);
-  B.rank(0).unshard(0).F(0).comm(ActionKind::SendF, 0, 0, 1).idle(2).B(0).reduceGrad(0);
+  B.rank(0)
+      .unshard(0)
+      .F(0)
+      .comm(ActionKind::SendF, 0, 0, 1)
+      .idle(2)
+      .B(0)
+      .reduceGrad(0);
   B.rank(1).idle(1).F(0).B(0);
   Schedule S = B.build();
   EXPECT_EQ(csv(S), "0F0,,,0B0\n,1F0,1B0\n");
@@ -423,9 +440,19 @@ TEST(TorchExport, IdleRoundsToSlots) {
 
 TEST(TorchExport, WithCommsKeepsEverythingButIdle) {
   ScheduleBuilder B(2, 2, 1);
-  B.rank(0).unshard(0).F(0).comm(ActionKind::SendF, 0, 0, 1).idle(1)
-      .comm(ActionKind::RecvB, 0, 0, 1).B(0).reduceGrad(0).reshard(0);
-  B.rank(1).comm(ActionKind::RecvF, 0, 1, 0).F(0).B(0)
+  B.rank(0)
+      .unshard(0)
+      .F(0)
+      .comm(ActionKind::SendF, 0, 0, 1)
+      .idle(1)
+      .comm(ActionKind::RecvB, 0, 0, 1)
+      .B(0)
+      .reduceGrad(0)
+      .reshard(0);
+  B.rank(1)
+      .comm(ActionKind::RecvF, 0, 1, 0)
+      .F(0)
+      .B(0)
       .comm(ActionKind::SendB, 0, 1, 0);
   EXPECT_EQ(csv(B.build(), true),
             "0UNSHARD,0F0,0SEND_F0,0RECV_B0,0B0,0REDUCE_GRAD,0RESHARD\n"
@@ -436,8 +463,19 @@ TEST(TorchExport, WithCommsKeepsEverythingButIdle) {
 
 TEST(TorchExport, ReduceGradAfterLastWeightGradient) {
   ScheduleBuilder B(1, 2, 2);
-  B.rank(0).F(0, 0).F(0, 1).I(0, 1).I(0, 0).F(1, 0).F(1, 1).I(1, 1).W(0, 1)
-      .I(1, 0).W(1, 1).W(0, 0).W(1, 0);
+  B.rank(0)
+      .F(0, 0)
+      .F(0, 1)
+      .I(0, 1)
+      .I(0, 0)
+      .F(1, 0)
+      .F(1, 1)
+      .I(1, 1)
+      .W(0, 1)
+      .I(1, 0)
+      .W(1, 1)
+      .W(0, 0)
+      .W(1, 0);
   EXPECT_EQ(csv(B.build(), true),
             "0F0,1F0,1I0,0I0,0F1,1F1,1I1,1W0,0I1,1W1,1REDUCE_GRAD,0W0,0W1,"
             "0REDUCE_GRAD\n");
@@ -523,12 +561,30 @@ Schedule vOverlap(int P, int M) {
 /// 2 ranks, 2 stages, comms and FSDP control actions.
 Schedule withComms() {
   ScheduleBuilder B(2, 2, 2);
-  B.rank(0).unshard(0).F(0).comm(ActionKind::SendF, 0, 0, 1).F(1)
-      .comm(ActionKind::SendF, 1, 0, 1).comm(ActionKind::RecvB, 0, 0, 1).B(0)
-      .comm(ActionKind::RecvB, 1, 0, 1).B(1).reduceGrad(0).reshard(0);
-  B.rank(1).unshard(1).comm(ActionKind::RecvF, 0, 1, 0).F(0).B(0)
-      .comm(ActionKind::SendB, 0, 1, 0).comm(ActionKind::RecvF, 1, 1, 0).F(1)
-      .B(1).comm(ActionKind::SendB, 1, 1, 0).reduceGrad(1).reshard(1);
+  B.rank(0)
+      .unshard(0)
+      .F(0)
+      .comm(ActionKind::SendF, 0, 0, 1)
+      .F(1)
+      .comm(ActionKind::SendF, 1, 0, 1)
+      .comm(ActionKind::RecvB, 0, 0, 1)
+      .B(0)
+      .comm(ActionKind::RecvB, 1, 0, 1)
+      .B(1)
+      .reduceGrad(0)
+      .reshard(0);
+  B.rank(1)
+      .unshard(1)
+      .comm(ActionKind::RecvF, 0, 1, 0)
+      .F(0)
+      .B(0)
+      .comm(ActionKind::SendB, 0, 1, 0)
+      .comm(ActionKind::RecvF, 1, 1, 0)
+      .F(1)
+      .B(1)
+      .comm(ActionKind::SendB, 1, 1, 0)
+      .reduceGrad(1)
+      .reshard(1);
   return B.build();
 }
 
@@ -597,8 +653,9 @@ TEST(TorchImportFlavour, ControlInAComputeOnlyFile) {
 }
 
 TEST(TorchImportFlavour, CleanFilesDoNotWarn) {
-  for (const char *Text : {",0F0,,0B0\n", "0UNSHARD,0F0,0SEND_F0\n1RECV_F0,1F0\n",
-                           "0F0\n\n1F0\n"}) {
+  for (const char *Text :
+       {",0F0,,0B0\n", "0UNSHARD,0F0,0SEND_F0\n1RECV_F0,1F0\n",
+        "0F0\n\n1F0\n"}) {
     Importer I;
     ASSERT_TRUE(I.run(Text)) << Text;
     EXPECT_EQ(I.Diags.numWarnings(), 0u) << Text;
