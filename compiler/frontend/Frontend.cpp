@@ -271,8 +271,19 @@ std::optional<ir::Schedule> compileOnBigStack(FileId Main, SourceManager &SM,
     }
   };
 #if LLVM_ENABLE_THREADS
-  llvm::thread T(llvm::Optional<unsigned>(256u << 20), Work);
-  T.join();
+  // If no thread can be made (resource limits), run here: the nesting
+  // limits alone keep the stack use small.
+  bool Ran = false;
+  try {
+    llvm::thread T(llvm::Optional<unsigned>(256u << 20), [&] {
+      Ran = true;
+      Work();
+    });
+    T.join();
+  } catch (...) {
+  }
+  if (!Ran)
+    Work();
 #else
   Work();
 #endif
