@@ -136,7 +136,10 @@ void writeGantt(const ir::Schedule &S, const sim::SimResult &R,
     Row.resize(LabelW, ' ');
     OS << Row;
     if (!Opts.Color) {
-      OS.write(Text.data(), Text.size());
+      size_t Len = Text.size();
+      while (Len > 0 && Text[Len - 1] == ' ')
+        --Len; // no trailing blanks
+      OS.write(Text.data(), Len);
       OS << '\n';
       continue;
     }
