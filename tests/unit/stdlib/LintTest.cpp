@@ -36,7 +36,6 @@ void lintRange(const Spec &Sp, int PLo, int PHi, MLoFn MLo, MHiFn MHi,
 
 auto AtP = [](int P) { return P; };
 auto At1 = [](int) { return 1; };
-auto Below = [](int P) { return P - 1; };
 auto Up4P = [](int P) { return 4 * P; };
 
 TEST(StdlibLint, GPipe) { lintRange(gpipe(), 2, 16, At1, Up4P); }
@@ -53,8 +52,18 @@ TEST(StdlibLint, LoopedBfs) { lintRange(loopedBfs(2), 2, 16, At1, Up4P); }
 TEST(StdlibLint, ZbH1) { lintRange(zbH1(), 2, 16, At1, Up4P); }
 TEST(StdlibLint, ZbH2) { lintRange(zbH2(), 2, 16, At1, Up4P); }
 TEST(StdlibLint, ZbV) { lintRange(zbV(), 2, 16, At1, Up4P); }
-TEST(StdlibLint, VHalf) { lintRange(vHalf(), 2, 16, At1, Up4P); }
-TEST(StdlibLint, VMin) { lintRange(vMin(), 2, 16, At1, Up4P); }
+TEST(StdlibLint, VHalf) {
+  lintRange(vHalf(), 2, 16, At1, Up4P);
+  Spec Sq = vHalf();
+  Sq.Args = "squeeze: 1";
+  lintRange(Sq, 2, 8, AtP, Up4P, 2);
+}
+TEST(StdlibLint, VMin) {
+  lintRange(vMin(), 2, 16, At1, Up4P);
+  Spec Sq = vMin();
+  Sq.Args = "squeeze: 1";
+  lintRange(Sq, 3, 9, AtP, Up4P, 3);
+}
 TEST(StdlibLint, DualPipeV) {
   lintRange(dualpipeV(), 2, 16, [](int P) { return 2 * P; }, Up4P);
 }
