@@ -25,8 +25,13 @@ using namespace ir;
 
 namespace {
 
-constexpr int64_t MaxIndex =
-    1 << 30; // stage / microbatch numbers above this are nonsense
+// Numbers in a cell above this are "too large" at the cell.
+constexpr int64_t MaxIndex = 1 << 30;
+// The front end's limits (frontend/Evaluator.cpp): no later stage should
+// allocate per stage or microbatch for a number a short file made up.
+constexpr int64_t MaxRanks = 1 << 16;
+constexpr int64_t MaxStages = 1 << 20;
+constexpr int64_t MaxMicrobatches = 1 << 24;
 constexpr llvm::StringLiteral KindList =
     "F, I, W, B, SEND_F, RECV_F, SEND_B, RECV_B, UNSHARD, RESHARD, "
     "REDUCE_GRAD";
@@ -368,10 +373,17 @@ bool TopologyBuilder::run(Topology &T) {
 
 bool TopologyBuilder::sizes(Topology &T) {
   int32_t MaxStage = -1, MaxMb = -1;
+  LocId MaxStageLoc = NoLoc, MaxMbLoc = NoLoc;
   for (const auto &Row : Rows)
     for (const Action &A : Row) {
-      MaxStage = std::max(MaxStage, A.Stage);
-      MaxMb = std::max(MaxMb, A.Microbatch);
+      if (A.Stage > MaxStage) {
+        MaxStage = A.Stage;
+        MaxStageLoc = A.Loc;
+      }
+      if (A.Microbatch > MaxMb) {
+        MaxMb = A.Microbatch;
+        MaxMbLoc = A.Loc;
+      }
     }
   if (MaxStage < 0) {
     Diags.report(DiagKind::NoPipeline, DeclLoc,
@@ -392,12 +404,27 @@ bool TopologyBuilder::sizes(Topology &T) {
     T.Ranks = std::max(T.Ranks, *Opts.Ranks);
   }
   T.Stages = Opts.Stages ? *Opts.Stages : MaxStage + 1;
-  T.Microbatches = Opts.Microbatches ? *Opts.Microbatches : MaxMb + 1;
+  // A file of control actions alone still has one microbatch.
+  T.Microbatches =
+      Opts.Microbatches ? *Opts.Microbatches : std::max(MaxMb + 1, 1);
   if (T.Stages <= 0 || T.Microbatches <= 0) {
     Diags.report(DiagKind::InvalidValue, DeclLoc,
                  "--stages and --microbatches must be positive");
     return false;
   }
+  auto TooMany = [&](int64_t N, int64_t Max, const char *What, LocId Loc) {
+    if (N <= Max)
+      return false;
+    Diags.report(DiagKind::OutOfRange, Loc,
+                 fmt::format("{} {} are too many (at most {})", N, What, Max));
+    return true;
+  };
+  if (TooMany(T.Ranks, MaxRanks, "ranks", DeclLoc) ||
+      TooMany(T.Stages, MaxStages, "stages",
+              Opts.Stages ? DeclLoc : MaxStageLoc) ||
+      TooMany(T.Microbatches, MaxMicrobatches, "microbatches",
+              Opts.Microbatches ? DeclLoc : MaxMbLoc))
+    return false;
   // Report each out-of-range index once per kind of overflow.
   bool StageReported = false, MbReported = false;
   for (const auto &Row : Rows)
@@ -481,16 +508,19 @@ bool TopologyBuilder::placeStages(Topology &T) {
     return Ok;
   }
 
-  for (int32_t S = 0; S < T.Stages; ++S)
-    if (RankOf[S] < 0) {
-      Diags.report(DiagKind::StagePlacement, DeclLoc,
-                   fmt::format("stage {} has no action on any rank; give "
-                               "--placement loop or v to place it",
-                               S));
-      Ok = false;
-    }
-  if (!Ok)
+  // One diagnostic for all unplaced stages (there may be many).
+  int32_t Unplaced = llvm::count(RankOf, -1);
+  if (Unplaced) {
+    int32_t First = int32_t(llvm::find(RankOf, -1) - RankOf.begin());
+    Diags.report(DiagKind::StagePlacement, DeclLoc,
+                 fmt::format("stage {}{} has no action on any rank; give "
+                             "--placement loop or v to place it",
+                             First,
+                             Unplaced > 1 ? fmt::format(" (and {} more stages)",
+                                                        Unplaced - 1)
+                                          : ""));
     return false;
+  }
   // Name the placement when it is a standard one (loop wins when both fit,
   // e.g. one stage per rank).
   for (Placement P : {Placement::Loop, Placement::V}) {

@@ -311,6 +311,12 @@ INSTANTIATE_TEST_SUITE_P(
                 "1:1 out-of-range: 0RECV_F0 has no partner: stage -1 does not "
                 "exist"},
         BadCell{"", "1:1 no-pipeline: the file holds no action"},
+        // A short file must not make later stages allocate a billion slots.
+        BadCell{"0F0,1000000000F0\n", "1:5 out-of-range: 1000000001 stages "
+                                      "are too many (at most 1048576)"},
+        BadCell{"0F0,0F999999999\n", "1:5 out-of-range: 1000000000 "
+                                     "microbatches are too many (at most "
+                                     "16777216)"},
         BadCell{"\xEF\xBB\xBF"
                 "0F0\n",
                 "1:1 csv-syntax: the file starts with a "
@@ -385,6 +391,13 @@ TEST(TorchImportErrors, UnplacedStageWithoutPlacement) {
   EXPECT_FALSE(I.run("0F0\n1F0\n", O));
   EXPECT_EQ(I.first(), "1:1 stage-placement: stage 2 has no action on any "
                        "rank; give --placement loop or v to place it");
+  Importer J;
+  O.Stages = 5;
+  EXPECT_FALSE(J.run("0F0\n1F0\n", O));
+  EXPECT_EQ(J.Diags.numErrors(), 1u);
+  EXPECT_EQ(J.first(), "1:1 stage-placement: stage 2 (and 2 more stages) has "
+                       "no action on any rank; give --placement loop or v to "
+                       "place it");
 }
 
 TEST(TorchImportErrors, MissingFile) {
