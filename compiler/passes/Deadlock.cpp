@@ -1,9 +1,9 @@
 //===- Deadlock.cpp - deadlock: matching and happens-before cycle check ---===//
 //
 // 1. Per comm: self-comm and wrong-peer (against the topology).
-// 2. FIFO matching per (source, destination) channel with a counting pass
-//    and a CSR array of each channel's sends: the n-th send pairs with the
-//    n-th receive. Pairs whose kind/microbatch/stage disagree are FIFO
+// 2. FIFO matching per (source, destination) channel: one pass lists each
+//    channel's sends in order, a second pairs the n-th receive with the n-th
+//    send. Pairs whose kind/microbatch/stage disagree are FIFO
 //    mismatches; the rest are unmatched.
 // 3. The happens-before graph, walked in topological order (Kahn's
 //    algorithm with the edges left implicit): node = an action, or a comm
@@ -51,9 +51,10 @@ public:
   bool run();
 
 private:
-  void checkPeers();
+  struct ChannelCache;
+  void checkPeer(int32_t R, size_t I);
   void match();
-  void checkContents();
+  void reportMatching();
   bool execute();
   void reportStuck();
 
@@ -79,14 +80,17 @@ private:
   CommModel Model;
   int32_t NumRanks;
 
+  bool Placed = false;
   std::vector<uint32_t> Base;    // global id of each rank's first action
   std::vector<uint8_t> Flags;    // per action
   std::vector<uint32_t> Partner; // per action: matched comm, or None
-  std::vector<uint32_t> Ordinal; // per action: position in its channel
-  std::vector<uint32_t> ChanOf;  // per action: channel, or None
   llvm::DenseMap<uint64_t, uint32_t> ChanIndex;
   std::vector<int32_t> ChanSrc, ChanDst;
-  std::vector<uint32_t> SendCnt, RecvCnt;
+  std::vector<std::vector<uint32_t>> ChanSends; // per channel, in order
+  std::vector<uint32_t> RecvCnt;
+  // Per channel: the first mismatched pair and unmatched op, with counts,
+  // so one off-by-one does not flood the output.
+  std::vector<uint32_t> FirstBad, BadCount, BadOrdinal, FirstLoose, LooseCount;
 
   // Execution state per rank.
   std::vector<size_t> Cursor, GroupEnd;
@@ -100,149 +104,141 @@ uint32_t Checker::channel(int32_t Src, int32_t Dst) {
   if (New) {
     ChanSrc.push_back(Src);
     ChanDst.push_back(Dst);
-    SendCnt.push_back(0);
+    ChanSends.emplace_back();
     RecvCnt.push_back(0);
+    FirstBad.push_back(None);
+    BadCount.push_back(0);
+    BadOrdinal.push_back(0);
+    FirstLoose.push_back(None);
+    LooseCount.push_back(0);
   }
   return It->second;
 }
 
-void Checker::checkPeers() {
-  const Topology &T = S.Topo;
-  bool Placed = int32_t(T.StageToRank.size()) == T.Stages;
-  for (int32_t R = 0; R < NumRanks; ++R) {
-    const auto &Acts = S.Ranks[R].Actions;
-    for (size_t I = 0; I < Acts.size(); ++I) {
-      const Action &A = Acts[I];
-      if (!isComm(A.Kind))
-        continue;
-      uint32_t G = Base[R] + uint32_t(I);
-      const char *Dir = isSend(A.Kind) ? "sends to" : "receives from";
-      if (A.Peer < 0 || A.Peer >= NumRanks) {
-        D.report(DiagKind::WrongPeer, locOf(S, A),
-                 fmt::format("{} {} rank {}, which does not exist (the pipeline "
-                             "has {} ranks)",
-                             describe(S, R, I), Dir, A.Peer, NumRanks));
-        Flags[G] |= BadPeer | Reported;
-        continue;
-      }
-      int32_t PS = partnerStage(A);
-      bool Known = Placed && A.Stage >= 0 && A.Stage < T.Stages && PS >= 0 &&
-                   PS < T.Stages;
-      if (A.Peer == R) {
-        std::string Why =
-            Known && T.rankOf(PS) == R
-                ? fmt::format(": stages {} and {} are both on rank {}, which "
-                              "needs no message",
-                              A.Stage, PS, R)
-                : std::string();
-        D.report(DiagKind::SelfComm, locOf(S, A),
-                 fmt::format("{} {} its own rank{}", describe(S, R, I), Dir, Why));
-        Flags[G] |= Reported;
-        continue;
-      }
-      if (Known && T.rankOf(PS) != A.Peer) {
-        D.report(DiagKind::WrongPeer, locOf(S, A),
-                 fmt::format("{} {} rank {}, but its partner stage {} is on rank {}",
-                             describe(S, R, I), Dir, A.Peer, PS, T.rankOf(PS)));
-        Flags[G] |= Reported;
-      }
+/// Channel lookups with a small direct-mapped cache in front of the hash
+/// map: a pipeline rank talks to few peers.
+struct Checker::ChannelCache {
+  int32_t Peer[8];
+  uint32_t Chan[8];
+  ChannelCache() { std::fill(std::begin(Peer), std::end(Peer), -1); }
+  uint32_t get(Checker &C, int32_t Src, int32_t Dst, int32_t Key) {
+    unsigned Slot = unsigned(Key) & 7;
+    if (Peer[Slot] != Key) {
+      Peer[Slot] = Key;
+      Chan[Slot] = C.channel(Src, Dst);
     }
+    return Chan[Slot];
+  }
+};
+
+void Checker::checkPeer(int32_t R, size_t I) {
+  const Topology &T = S.Topo;
+  const Action &A = S.Ranks[R].Actions[I];
+  uint32_t G = Base[R] + uint32_t(I);
+  const char *Dir = isSend(A.Kind) ? "sends to" : "receives from";
+  if (A.Peer < 0 || A.Peer >= NumRanks) {
+    D.report(DiagKind::WrongPeer, locOf(S, A),
+             fmt::format("{} {} rank {}, which does not exist (the pipeline "
+                         "has {} ranks)",
+                         describe(S, R, I), Dir, A.Peer, NumRanks));
+    Flags[G] |= BadPeer | Reported;
+    return;
+  }
+  int32_t PS = partnerStage(A);
+  bool Known = Placed && A.Stage >= 0 && A.Stage < T.Stages && PS >= 0 && PS < T.Stages;
+  if (A.Peer == R) {
+    std::string Why =
+        Known && T.rankOf(PS) == R
+            ? fmt::format(": stages {} and {} are both on rank {}, which needs "
+                          "no message",
+                          A.Stage, PS, R)
+            : std::string();
+    D.report(DiagKind::SelfComm, locOf(S, A),
+             fmt::format("{} {} its own rank{}", describe(S, R, I), Dir, Why));
+    Flags[G] |= Reported;
+    return;
+  }
+  if (Known && T.rankOf(PS) != A.Peer) {
+    D.report(DiagKind::WrongPeer, locOf(S, A),
+             fmt::format("{} {} rank {}, but its partner stage {} is on rank {}",
+                         describe(S, R, I), Dir, A.Peer, PS, T.rankOf(PS)));
+    Flags[G] |= Reported;
   }
 }
 
 void Checker::match() {
-  // Count per channel; remember each comm's channel and ordinal.
+  const Topology &T = S.Topo;
+  Placed = int32_t(T.StageToRank.size()) == T.Stages;
+  // Pass 1: peers, and every channel's sends in the sender's program order.
   for (int32_t R = 0; R < NumRanks; ++R) {
     const auto &Acts = S.Ranks[R].Actions;
-    // A small direct-mapped cache: pipelines talk to few peers per rank.
-    int32_t CachePeer[8];
-    uint32_t CacheChan[8];
-    std::fill(std::begin(CachePeer), std::end(CachePeer), -1);
+    ChannelCache Cache;
     for (size_t I = 0; I < Acts.size(); ++I) {
       const Action &A = Acts[I];
       if (!isComm(A.Kind))
         continue;
+      // The common case needs no diagnostic: a known peer that holds the
+      // partner stage.
+      int32_t PS = partnerStage(A);
+      bool Fine = A.Peer >= 0 && A.Peer < NumRanks && A.Peer != R && Placed &&
+                  A.Stage >= 0 && A.Stage < T.Stages && PS >= 0 && PS < T.Stages &&
+                  T.StageToRank[PS] == A.Peer;
+      if (!Fine) {
+        checkPeer(R, I);
+        if (Flags[Base[R] + uint32_t(I)] & BadPeer)
+          continue;
+      }
+      if (isSend(A.Kind))
+        ChanSends[Cache.get(*this, R, A.Peer, A.Peer)].push_back(Base[R] + uint32_t(I));
+    }
+  }
+  // Pass 2: the n-th receive on a channel pairs with the n-th send; check
+  // that they carry the same message.
+  // (A receive may open a channel no send uses.)
+  for (int32_t R = 0; R < NumRanks; ++R) {
+    const auto &Acts = S.Ranks[R].Actions;
+    ChannelCache Cache;
+    for (size_t I = 0; I < Acts.size(); ++I) {
+      const Action &A = Acts[I];
+      if (!isRecv(A.Kind))
+        continue;
       uint32_t G = Base[R] + uint32_t(I);
       if (Flags[G] & BadPeer)
         continue;
-      bool Snd = isSend(A.Kind);
-      unsigned Slot = unsigned(A.Peer * 2 + Snd) & 7;
-      uint32_t Ch;
-      if (CachePeer[Slot] == A.Peer * 2 + Snd) {
-        Ch = CacheChan[Slot];
-      } else {
-        Ch = Snd ? channel(R, A.Peer) : channel(A.Peer, R);
-        CachePeer[Slot] = A.Peer * 2 + Snd;
-        CacheChan[Slot] = Ch;
-      }
-      ChanOf[G] = Ch;
-      Ordinal[G] = Snd ? SendCnt[Ch]++ : RecvCnt[Ch]++;
-    }
-  }
-  // CSR of each channel's sends, in program order of the sending rank.
-  size_t NumChans = ChanSrc.size();
-  std::vector<uint32_t> Off(NumChans + 1, 0);
-  for (size_t C = 0; C < NumChans; ++C)
-    Off[C + 1] = Off[C] + SendCnt[C];
-  std::vector<uint32_t> Sends(Off.back());
-  for (int32_t R = 0; R < NumRanks; ++R) {
-    const auto &Acts = S.Ranks[R].Actions;
-    for (size_t I = 0; I < Acts.size(); ++I) {
-      uint32_t G = Base[R] + uint32_t(I);
-      if (isSend(Acts[I].Kind) && ChanOf[G] != None)
-        Sends[Off[ChanOf[G]] + Ordinal[G]] = G;
-    }
-  }
-  for (int32_t R = 0; R < NumRanks; ++R) {
-    const auto &Acts = S.Ranks[R].Actions;
-    for (size_t I = 0; I < Acts.size(); ++I) {
-      uint32_t G = Base[R] + uint32_t(I);
-      if (!isRecv(Acts[I].Kind) || ChanOf[G] == None)
-        continue;
-      uint32_t Ch = ChanOf[G];
-      if (Ordinal[G] < SendCnt[Ch]) {
-        uint32_t Sd = Sends[Off[Ch] + Ordinal[G]];
-        Partner[G] = Sd;
-        Partner[Sd] = G;
-      }
-    }
-  }
-}
-
-void Checker::checkContents() {
-  // First mismatch and first unmatched op per channel, with counts, so one
-  // off-by-one does not flood the output.
-  size_t NumChans = ChanSrc.size();
-  std::vector<uint32_t> FirstBad(NumChans, None), BadCount(NumChans, 0);
-  std::vector<uint32_t> FirstLoose(NumChans, None), LooseCount(NumChans, 0);
-  for (int32_t R = 0; R < NumRanks; ++R) {
-    const auto &Acts = S.Ranks[R].Actions;
-    for (size_t I = 0; I < Acts.size(); ++I) {
-      const Action &A = Acts[I];
-      uint32_t G = Base[R] + uint32_t(I);
-      if (!isComm(A.Kind) || ChanOf[G] == None)
-        continue;
-      uint32_t Ch = ChanOf[G];
-      if (Partner[G] == None) {
-        if (Flags[G] & Reported)
-          continue;
-        if (LooseCount[Ch]++ == 0)
+      uint32_t Ch = Cache.get(*this, A.Peer, R, A.Peer);
+      uint32_t Ord = RecvCnt[Ch]++;
+      if (Ord >= ChanSends[Ch].size()) {
+        if (!(Flags[G] & Reported) && LooseCount[Ch]++ == 0)
           FirstLoose[Ch] = G;
         continue;
       }
-      if (!isRecv(A.Kind))
-        continue;
-      const Action &Sd = act(Partner[G]);
-      bool Same = A.Kind == partnerKind(Sd.Kind) && A.Microbatch == Sd.Microbatch &&
-                  A.Stage == partnerStage(Sd);
-      if (!Same && BadCount[Ch]++ == 0)
+      uint32_t Sd = ChanSends[Ch][Ord];
+      Partner[G] = Sd;
+      Partner[Sd] = G;
+      const Action &SA = S.Ranks[A.Peer].Actions[Sd - Base[A.Peer]];
+      bool Same = A.Kind == partnerKind(SA.Kind) && A.Microbatch == SA.Microbatch &&
+                  A.Stage == partnerStage(SA);
+      if (!Same && BadCount[Ch]++ == 0) {
         FirstBad[Ch] = G;
+        BadOrdinal[Ch] = Ord;
+      }
     }
   }
-  for (size_t Ch = 0; Ch < NumChans; ++Ch) {
+  // Sends past the last receive of their channel are unmatched.
+  for (size_t Ch = 0; Ch < ChanSrc.size(); ++Ch)
+    for (size_t K = RecvCnt[Ch]; K < ChanSends[Ch].size(); ++K) {
+      uint32_t G = ChanSends[Ch][K];
+      if (!(Flags[G] & Reported) && LooseCount[Ch]++ == 0)
+        FirstLoose[Ch] = G;
+    }
+}
+
+void Checker::reportMatching() {
+  for (size_t Ch = 0; Ch < ChanSrc.size(); ++Ch) {
+    uint32_t SendCnt = uint32_t(ChanSends[Ch].size());
     if (FirstBad[Ch] != None) {
       uint32_t Rv = FirstBad[Ch], Sd = Partner[Rv];
-      std::string N = ordinal(Ordinal[Rv] + 1);
+      std::string N = ordinal(BadOrdinal[Ch] + 1);
       Diagnostic &Dg = D.report(
           DiagKind::FifoMismatch, loc(Rv),
           fmt::format("the {} send from rank {} to rank {} is {}, but the {} "
@@ -263,12 +259,12 @@ void Checker::checkContents() {
           Snd ? DiagKind::UnmatchedSend : DiagKind::UnmatchedRecv, loc(G),
           Snd ? fmt::format("{} is never received: rank {} sends {} to rank {}, "
                             "which posts {} from it",
-                            desc(G), ChanSrc[Ch], plural(SendCnt[Ch], "message"),
+                            desc(G), ChanSrc[Ch], plural(SendCnt, "message"),
                             ChanDst[Ch], plural(RecvCnt[Ch], "receive"))
               : fmt::format("{} is never sent: rank {} posts {} from rank {}, "
                             "which sends it {}",
                             desc(G), ChanDst[Ch], plural(RecvCnt[Ch], "receive"),
-                            ChanSrc[Ch], plural(SendCnt[Ch], "message")));
+                            ChanSrc[Ch], plural(SendCnt, "message")));
       if (LooseCount[Ch] > 1)
         Dg.note(loc(G), fmt::format("{} more {} on this channel {} unmatched",
                                     LooseCount[Ch] - 1,
@@ -469,11 +465,8 @@ bool Checker::run() {
   Base[NumRanks] = N;
   Flags.assign(N, 0);
   Partner.assign(N, None);
-  Ordinal.assign(N, 0);
-  ChanOf.assign(N, None);
-  checkPeers();
   match();
-  checkContents();
+  reportMatching();
   bool Done = execute();
   if (!Done)
     reportStuck();
