@@ -41,18 +41,6 @@ private:
   double Eps = 1e-9;
 };
 
-/// Start index of each unit of a rank (actions), in order.
-void unitStarts(const std::vector<Action> &Acts, std::vector<uint32_t> &Out) {
-  Out.clear();
-  for (size_t I = 0; I < Acts.size(); ++I) {
-    if (!isCompute(Acts[I].Kind))
-      continue;
-    Out.push_back(uint32_t(I));
-    if (Acts[I].overlapsNext() && I + 1 < Acts.size() && isCompute(Acts[I + 1].Kind))
-      ++I;
-  }
-}
-
 } // namespace
 
 void AlignBubblesPass::warnReadyWork(const Schedule &S, const UnitIndex &U,

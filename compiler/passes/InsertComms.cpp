@@ -75,17 +75,6 @@ unsigned unitLen(const std::vector<Action> &Acts, size_t I) {
              : 1;
 }
 
-/// True if X, member J of Unit, is the registered occurrence of its compute
-/// (duplicates get no comms).
-bool registered(const Topology &T, const UnitIndex &U, const Action &X,
-                uint32_t Unit, unsigned J) {
-  if (!inRange(T, X) || X.Kind == ActionKind::W)
-    return false;
-  uint32_t E = X.Kind == ActionKind::F ? U.UnitF[msIndex(T, X.Microbatch, X.Stage)]
-                                       : U.UnitBI[msIndex(T, X.Microbatch, X.Stage)];
-  return E == Unit * 2 + J;
-}
-
 /// Index of the action that starts unit Unit (rank-local unit number).
 size_t actionOfUnit(const Schedule &S, int32_t Rank, uint32_t LocalUnit) {
   const auto &Acts = S.Ranks[Rank].Actions;
@@ -169,31 +158,10 @@ void InsertCommsPass::run(Schedule &S, PassContext &Ctx) {
     return;
   }
 
-  // Exact sizes, so each rank's new program is allocated once.
+  // Exact sizes (from the timeline), so each rank's new program is
+  // allocated once.
   size_t NumRanks = S.Ranks.size();
-  std::vector<uint32_t> Extra(NumRanks, 0);
-  for (size_t R = 0; R < NumRanks; ++R) {
-    const auto &Acts = S.Ranks[R].Actions;
-    uint32_t Unit = U.RankBase[R];
-    for (size_t I = 0; I < Acts.size();) {
-      if (!isCompute(Acts[I].Kind)) {
-        ++I;
-        continue;
-      }
-      unsigned Len = unitLen(Acts, I);
-      for (unsigned J = 0; J < Len; ++J) {
-        const Action &X = Acts[I + J];
-        if (!registered(T, U, X, Unit, J))
-          continue;
-        uint32_t P = UnitIndex::unitOf(producerEntry(T, U, X));
-        uint32_t C = UnitIndex::unitOf(consumerEntry(T, U, X));
-        Extra[R] += (P != None && U.UnitRank[P] != int32_t(R)) +
-                    (C != None && U.UnitRank[C] != int32_t(R));
-      }
-      I += Len;
-      ++Unit;
-    }
-  }
+  const std::vector<uint32_t> &Extra = TL.CommsPerRank;
 
   uint64_t Inserted = 0;
   llvm::SmallVector<Event, 16> Pending;
@@ -224,12 +192,10 @@ void InsertCommsPass::run(Schedule &S, PassContext &Ctx) {
           return;
         unsigned Len = unitLen(Acts, LookI);
         for (unsigned J = 0; J < Len; ++J) {
+          uint32_t P = TL.CrossProd[size_t(LookUnit) * 2 + J];
+          if (P == None)
+            continue;
           const Action &X = Acts[LookI + J];
-          if (!registered(T, U, X, LookUnit, J))
-            continue;
-          uint32_t P = UnitIndex::unitOf(producerEntry(T, U, X));
-          if (P == None || U.UnitRank[P] == int32_t(R))
-            continue;
           Push(Event::pair(TL, P, LookUnit, J,
                            Action::comm(X.Kind == ActionKind::F ? ActionKind::RecvF
                                                                 : ActionKind::RecvB,
@@ -261,13 +227,11 @@ void InsertCommsPass::run(Schedule &S, PassContext &Ctx) {
         New.push_back(Acts[I + J]);
       // Sends wait, ordered by their pair's key, for their slot.
       for (unsigned J = 0; J < Len; ++J) {
+        uint32_t E = TL.CrossCons[size_t(Unit) * 2 + J];
+        if (E == None)
+          continue;
+        uint32_t C = E >> 1;
         const Action &X = Acts[I + J];
-        if (!registered(T, U, X, Unit, J))
-          continue;
-        uint32_t E = consumerEntry(T, U, X);
-        uint32_t C = UnitIndex::unitOf(E);
-        if (C == None || U.UnitRank[C] == int32_t(R))
-          continue;
         Push(Event::pair(TL, Unit, C, E & 1,
                          Action::comm(X.Kind == ActionKind::F ? ActionKind::SendF
                                                               : ActionKind::SendB,

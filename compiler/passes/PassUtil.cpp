@@ -211,6 +211,9 @@ bool computeTimeline(const Schedule &S, const UnitIndex &U, Timeline &TL) {
   TL.Seq.assign(N, 0);
   TL.Blocked.clear();
   TL.Makespan = 0;
+  TL.CrossProd.assign(size_t(N) * 2, None);
+  TL.CrossCons.assign(size_t(N) * 2, None);
+  TL.CommsPerRank.assign(NumRanks, 0);
   double MsgF = clampCost(S.Cost.messageTime(ActionKind::SendF));
   double MsgB = clampCost(S.Cost.messageTime(ActionKind::SendB));
 
@@ -236,6 +239,7 @@ bool computeTimeline(const Schedule &S, const UnitIndex &U, Timeline &TL) {
       unsigned Len = unitLength(Acts, AC);
       uint32_t Unit = U.RankBase[R] + UnitCursor[R];
       double Ready = RankTime[R];
+      uint32_t Prod[2] = {None, None};
       for (unsigned J = 0; J < Len; ++J) {
         const Action &X = A[J];
         if (!isRegistered(T, U, X, Unit, J))
@@ -248,7 +252,14 @@ bool computeTimeline(const Schedule &S, const UnitIndex &U, Timeline &TL) {
           return;
         }
         Ready = std::max(Ready, TL.End[P] + (X.Kind == ActionKind::F ? MsgF : MsgB));
+        Prod[J] = P;
       }
+      for (unsigned J = 0; J < Len; ++J)
+        if (Prod[J] != None) {
+          TL.CrossProd[size_t(Unit) * 2 + J] = Prod[J];
+          ++TL.CommsPerRank[R];
+          ++TL.CommsPerRank[U.UnitRank[Prod[J]]];
+        }
       WaitFor[R] = None;
       TL.Start[Unit] = Ready;
       TL.End[Unit] = Ready + unitCost(S, Acts, AC);
@@ -258,11 +269,15 @@ bool computeTimeline(const Schedule &S, const UnitIndex &U, Timeline &TL) {
         const Action &X = A[J];
         if (!isRegistered(T, U, X, Unit, J))
           continue;
-        uint32_t C = UnitIndex::unitOf(consumerEntry(T, U, X));
+        uint32_t E = consumerEntry(T, U, X);
+        uint32_t C = UnitIndex::unitOf(E);
         if (C == None)
           continue;
         int32_t CR = U.UnitRank[C];
-        if (CR != R && !InList[CR]) {
+        if (CR == R)
+          continue;
+        TL.CrossCons[size_t(Unit) * 2 + J] = E;
+        if (!InList[CR]) {
           InList[CR] = 1;
           Work.push_back(CR);
         }

@@ -102,6 +102,13 @@ struct Timeline {
   };
   std::vector<Stuck> Blocked;
   double Makespan = 0;
+  /// Per unit member (unit * 2 + member): the unit on another rank that
+  /// produces its cross-stage input, and the consumer on another rank of its
+  /// output as an entry (unit * 2 + member); None if there is none (or the
+  /// compute is a duplicate). Filled for every unit that could be timed.
+  std::vector<uint32_t> CrossProd, CrossCons;
+  /// Per rank: messages it sends plus messages it receives.
+  std::vector<uint32_t> CommsPerRank;
 
   /// Key order: true if unit A comes before unit B.
   bool before(uint32_t A, uint32_t B) const {
