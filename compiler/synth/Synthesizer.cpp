@@ -21,6 +21,25 @@ int64_t minimumMemory(const Problem &P) {
   return Min;
 }
 
+double makespanLowerBound(const Problem &P) {
+  // Earliest start of each stage's first F.
+  std::vector<double> Head(P.Stages, 0.0);
+  for (int32_t S = 1; S < P.Stages; ++S)
+    Head[S] = Head[S - 1] + P.cost(JobKind::F, S - 1) +
+              (P.rankOf(S - 1) != P.rankOf(S) ? P.Latency : 0.0);
+  double LB = 0;
+  for (int32_t R = 0; R < P.Ranks; ++R) {
+    double Work = 0, First = 1e300;
+    for (int32_t S : P.stagesOf(R)) {
+      Work += P.Microbatches * (P.cost(JobKind::F, S) + P.cost(JobKind::I, S) +
+                                P.cost(JobKind::W, S));
+      First = std::min(First, Head[S]);
+    }
+    LB = std::max(LB, First + Work);
+  }
+  return LB;
+}
+
 std::optional<Result> synthesize(const Problem &P, const SynthOptions &Opts,
                                  std::string *Why) {
   auto Fail = [&](std::string Msg) -> std::optional<Result> {
@@ -50,7 +69,11 @@ std::optional<Result> synthesize(const Problem &P, const SynthOptions &Opts,
     if (P.Place == ir::Placement::V)
       Offer(vPatternSearch(P));
   }
-  if (Opts.UseExact && exactApplies(P)) {
+  bool MeetsBound =
+      Best && Best->Eval.Makespan <= makespanLowerBound(P) + 1e-9;
+  if (MeetsBound)
+    Best->Algorithm += " (optimal: meets the lower bound)";
+  if (Opts.UseExact && !MeetsBound && exactApplies(P)) {
     ExactOptions EO;
     EO.StateBudget = Opts.ExactStateBudget;
     if (Best)

@@ -87,13 +87,20 @@ struct SynthOptions {
   bool UseExact = true;
   /// Use the heuristics (greedy list, V pattern search).
   bool UseHeuristics = true;
-  uint64_t ExactStateBudget = 2'000'000;
+  /// States the exact search may expand (about 1-10 us each); it gives up
+  /// beyond, keeping the heuristics' result. Deterministic, unlike a timer.
+  uint64_t ExactStateBudget = 100'000;
 };
 
 /// The best order any applicable algorithm finds, or empty (infeasible:
 /// the limit is below what any schedule needs). Why says which.
 std::optional<Result> synthesize(const Problem &P, const SynthOptions &Opts,
                                  std::string *Why = nullptr);
+
+/// A lower bound on the makespan: every rank's work after the first
+/// microbatch can reach it (the forwards of the stages before it, with
+/// latency). A result that meets it is optimal.
+double makespanLowerBound(const Problem &P);
 
 /// The smallest memory limit any schedule can meet: 1 chunk per rank for
 /// loop placement (F I W one microbatch at a time), 2 for V placement
