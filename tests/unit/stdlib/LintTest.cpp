@@ -28,6 +28,10 @@ void lintRange(const Spec &Sp, int PLo, int PHi, MLoFn MLo, MHiFn MHi,
       ASSERT_TRUE(G.Ok) << Sp.Name << "(" << Sp.Args << ") P=" << P
                         << " M=" << M << ":\n"
                         << G.Errors;
+      // With zero latency the inserted comms must not add waits: the
+      // lowered schedule runs in the compute order's own makespan.
+      EXPECT_DOUBLE_EQ(G.CommsMakespan, G.Makespan)
+          << Sp.Name << "(" << Sp.Args << ") P=" << P << " M=" << M;
       EXPECT_EQ(G.Warnings, 0u) << Sp.Name << "(" << Sp.Args << ") P=" << P
                                 << " M=" << M << ":\n"
                                 << G.WarningText;

@@ -57,6 +57,9 @@ struct Figures {
   double SpanBubble = 0;
   /// Makespan - largest per-rank compute time.
   double Bubble = 0;
+  /// Makespan of the lowered schedule simulated through its inserted
+  /// send/recv actions (rendezvous, zero latency); -1 when not linted.
+  double CommsMakespan = -1;
   int64_t PeakMemory = 0;
   std::vector<int64_t> Peaks;
   size_t Actions = 0;
@@ -163,6 +166,18 @@ inline Figures runText(const std::string &Name, const std::string &Text,
     return Out;
   }
   Out.Makespan = R.Makespan;
+  if (Lint) {
+    pps::sim::SimOptions CO;
+    CO.Dataflow = pps::sim::DataflowMode::Comms;
+    CO.CriticalPath = false;
+    CO.KeepTimes = false;
+    pps::sim::SimResult RC = pps::sim::simulate(*S, CO);
+    if (RC.Deadlocked) {
+      Out.Errors = "simulation through the inserted comms deadlocked";
+      return Out;
+    }
+    Out.CommsMakespan = RC.Makespan;
+  }
   Out.Bubble = R.Makespan - R.Ideal;
   Out.PeakMemory = R.PeakMemory;
   for (size_t Rk = 0; Rk < S->Ranks.size(); ++Rk) {
