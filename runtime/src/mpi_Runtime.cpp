@@ -132,7 +132,9 @@ void MpiTransport::poll() {
   int Flag = 0;
   MPI_Test(&NoticeReq, &Flag, MPI_STATUS_IGNORE);
   if (Flag) {
-    // Another rank stalled: say where this one stands (once).
+    // Another rank stalled: say where this one stands (once); that rank
+    // leads the report and aborts the job.
+    NoticeSeen = true;
     if (!Reported) {
       Reported = true;
       std::string Line = RS.describe(Me) + "\n";
@@ -142,7 +144,7 @@ void MpiTransport::poll() {
     MPI_Irecv(NoticeBuf.data(), 1, MPI_INT, MPI_ANY_SOURCE, NoticeTag, Ctrl,
               &NoticeReq);
   }
-  if (Stalled.load())
+  if (Stalled.load() && !NoticeSeen)
     onStall();
 }
 

@@ -59,6 +59,7 @@ private:
   std::vector<uint64_t> SendSeq, RecvSeq;
   std::atomic<bool> Stalled{false};
   bool Reported = false;
+  bool NoticeSeen = false;
   std::vector<int> NoticeBuf;
   MPI_Request NoticeReq = MPI_REQUEST_NULL;
 };
