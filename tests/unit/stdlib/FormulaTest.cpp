@@ -101,6 +101,13 @@ TEST(StdlibFormula, InterleavedOverlap) {
       EXPECT_LT(Fast.Makespan, Plain.Makespan);
     }
     EXPECT_EQ(Same.Peaks, Plain.Peaks);
+    // Unequal costs: overlap = F + B (2 + 3 + 1.5) is plain interleaved.
+    Figures PlainU = run(interleaved(2), P, M, Uneven2, false);
+    Figures SameU =
+        run(interleavedOverlap(2), P, M, Costs{2, 3, 1.5, 6.5}, false);
+    EXPECT_RUN(PlainU);
+    EXPECT_RUN(SameU);
+    EXPECT_DOUBLE_EQ(SameU.Makespan, PlainU.Makespan);
   }
 }
 
