@@ -10,11 +10,20 @@
 
 namespace ppsrt {
 
+// The spellings `ppsc sim --trace` uses: kind as in the text form, the
+// category F/I/W/B/send/recv/control.
 static const char *kindName(Kind K) {
   static const char *Names[NumKinds] = {
-      "F",      "I",      "W",      "B",       "SEND_F",      "RECV_F",
-      "SEND_B", "RECV_B", "UNSHARD", "RESHARD", "REDUCE_GRAD", "IDLE"};
+      "F",    "I",    "W",       "B",       "send",        "recv",
+      "send", "recv", "unshard", "reshard", "reduce_grad", "idle"};
   return Names[unsigned(K)];
+}
+static const char *category(Kind K) {
+  if (isCompute(K))
+    return kindName(K);
+  if (isComm(K))
+    return kindName(K);
+  return "control";
 }
 
 /// Escapes a string for a JSON string literal.
@@ -57,7 +66,7 @@ bool writeChromeTrace(const std::string &Path, const ScheduleDesc &S,
                "{{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": {0}, "
                "\"tid\": 0, \"args\": {{\"name\": \"compute\"}}}},\n"
                "{{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": {0}, "
-               "\"tid\": 1, \"args\": {{\"name\": \"communication\"}}}}",
+               "\"tid\": 1, \"args\": {{\"name\": \"comm\"}}}}",
                R);
   }
   std::vector<const TraceEvent *> Sorted;
@@ -82,14 +91,15 @@ bool writeChromeTrace(const std::string &Path, const ScheduleDesc &S,
     fmt::print(F,
                "{{\"name\": \"{}\", \"cat\": \"{}\", \"ph\": \"X\", \"pid\": "
                "{}, \"tid\": {}, \"ts\": {:.3f}, \"dur\": {:.3f}, \"args\": "
-               "{{\"microbatch\": {}, \"stage\": {}, \"kind\": \"{}\", "
+               "{{\"microbatch\": {}, \"stage\": {}, \"kind\": \"{}\"{}, "
                "\"step\": {}, \"measured_us\": {:.3f}}}}}",
-               Name, E->lane == 0 ? "compute" : "comm", E->rank, E->lane, Ts,
-               Dur, A.mb, A.stage, kindName(A.kind), E->step,
-               E->endMicros - E->startMicros);
+               Name, category(A.kind), E->rank, E->lane, Ts, Dur, A.mb,
+               A.stage, kindName(A.kind),
+               isComm(A.kind) ? fmt::format(", \"peer\": {}", A.peer) : "",
+               E->step, E->endMicros - E->startMicros);
     if (E->flow == 0)
       continue;
-    // Flow arrows go from the end of the send to the end of the receive.
+    // Flow arrows go from the send to the moment the receive completed.
     Sep();
     fmt::print(F,
                "{{\"name\": \"message\", \"cat\": \"flow\", \"ph\": \"{}\", "

@@ -416,7 +416,7 @@ TEST(Trace, MeasuredRunsWriteTheSimulatorsChromeFormat) {
   std::string J = SS.str();
   EXPECT_EQ(J.rfind("{\"traceEvents\": [", 0), 0u);
   EXPECT_NE(J.find("\"name\": \"rank 1\""), std::string::npos);
-  EXPECT_NE(J.find("\"name\": \"F1@0\", \"cat\": \"compute\", \"ph\": \"X\", "
+  EXPECT_NE(J.find("\"name\": \"F1@0\", \"cat\": \"F\", \"ph\": \"X\", "
                    "\"pid\": 0, \"tid\": 0"),
             std::string::npos);
   EXPECT_NE(J.find("\"name\": \"send F0@0 -> 1\""), std::string::npos);
