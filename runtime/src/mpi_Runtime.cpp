@@ -183,7 +183,7 @@ void MpiTransport::waitRaw(MPI_Request &Req) {
     MPI_Test(&Req, &Flag, MPI_STATUS_IGNORE);
     if (Flag)
       return;
-    if (I % 64 == 0)
+    if (I % 64 == 63)
       poll();
     if (RS.aborted())
       throw Aborted();
@@ -198,7 +198,7 @@ void MpiTransport::wait(int32_t Self, Request &R) {
   for (uint64_t I = 0;; ++I) {
     if (test(Self, R))
       return;
-    if (I % 64 == 0)
+    if (I % 64 == 63)
       poll();
     if (RS.aborted())
       throw Aborted();
