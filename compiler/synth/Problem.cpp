@@ -274,6 +274,75 @@ unsigned fillGaps(const Problem &P, Order &O) {
   return Moves;
 }
 
+bool repairOrder(const Problem &P, Order &O, unsigned MaxMoves) {
+  const int32_t N = P.numJobs();
+  unsigned Moves = 0;
+  if (int32_t(O.Ranks.size()) != P.Ranks)
+    return false;
+  std::vector<uint8_t> Seen(N, 0), Done(N, 0);
+  size_t Total = 0;
+  for (int32_t R = 0; R < P.Ranks; ++R) {
+    for (const Job &J : O.Ranks[R]) {
+      if (J.Stage < 0 || J.Stage >= P.Stages || J.Mb < 0 ||
+          J.Mb >= P.Microbatches || P.rankOf(J.Stage) != R)
+        return false;
+      if (Seen[P.index(J.Kind, J.Stage, J.Mb)]++)
+        return false;
+    }
+    Total += O.Ranks[R].size();
+  }
+  if (Total != size_t(N))
+    return false;
+  auto Ready = [&](const Job &J) {
+    int32_t Prod = producerOf(P, J);
+    return Prod < 0 || Done[Prod];
+  };
+  std::vector<size_t> Ptr(P.Ranks, 0);
+  size_t Finished = 0;
+  while (Finished < Total) {
+    bool Progress = false;
+    for (int32_t R = 0; R < P.Ranks; ++R) {
+      std::vector<Job> &Jobs = O.Ranks[R];
+      while (Ptr[R] < Jobs.size() && Ready(Jobs[Ptr[R]])) {
+        const Job &J = Jobs[Ptr[R]++];
+        Done[P.index(J.Kind, J.Stage, J.Mb)] = 1;
+        ++Finished;
+        Progress = true;
+      }
+    }
+    if (Progress)
+      continue;
+    // Every rank is stuck: pull the earliest runnable job forward.
+    if (Moves++ >= MaxMoves)
+      return false;
+    bool Moved = false;
+    for (int Pass = 0; Pass < 2 && !Moved; ++Pass)
+      for (int32_t R = 0; R < P.Ranks && !Moved; ++R) {
+        std::vector<Job> &Jobs = O.Ranks[R];
+        int64_t Mem = 0;
+        for (size_t K = 0; K < Ptr[R]; ++K)
+          Mem += Jobs[K].Kind == JobKind::F ? 1 : Jobs[K].Kind == JobKind::W ? -1 : 0;
+        int64_t Peak = Mem;
+        for (size_t K = Ptr[R]; K < Jobs.size(); ++K) {
+          const Job &J = Jobs[K];
+          bool IsF = J.Kind == JobKind::F;
+          if (Ready(J) && (Pass == 1) == IsF &&
+              (!IsF || Peak + 1 <= P.MemoryLimit)) {
+            std::rotate(Jobs.begin() + Ptr[R], Jobs.begin() + K,
+                        Jobs.begin() + K + 1);
+            Moved = true;
+            break;
+          }
+          Mem += IsF ? 1 : J.Kind == JobKind::W ? -1 : 0;
+          Peak = std::max(Peak, Mem);
+        }
+      }
+    if (!Moved)
+      return false;
+  }
+  return true;
+}
+
 bool better(const Evaluation &A, const Evaluation &B) {
   if (!A.Valid || !B.Valid)
     return A.Valid && !B.Valid;

@@ -503,6 +503,10 @@ std::optional<Result> vPatternSearch(const Problem &P) {
       return;
     Order O = toOrder(S, R);
     Evaluation E = evaluate(P, O);
+    // The rewrite can leave an order that waits on itself at larger P;
+    // repair it with the fewest moves rather than drop the pattern.
+    if (!E.Valid && repairOrder(P, O, /*MaxMoves=*/8u * unsigned(R)))
+      E = evaluate(P, O);
     if (!E.Valid || E.MaxPeakMemory > P.MemoryLimit)
       return;
     if (Best && !better(E, Best->Eval))

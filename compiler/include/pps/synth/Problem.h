@@ -128,6 +128,13 @@ bool better(const Evaluation &A, const Evaluation &B);
 /// memory; the result has no such gap. Returns the number of moves.
 unsigned fillGaps(const Problem &P, Order &O);
 
+/// Makes an order that waits on itself runnable with the fewest changes:
+/// runs it, and whenever every rank is stuck moves the earliest job that
+/// could run (an I or W first, else an F the memory limit allows) to the
+/// head of its rank's remaining program. False if the jobs are not all
+/// there once, no move helps, or it would take more than MaxMoves moves.
+bool repairOrder(const Problem &P, Order &O, unsigned MaxMoves = ~0u);
+
 /// The compute-only IR schedule of an order (costs: I and W per stage, B =
 /// I + W; memory limit set; ranks hold the jobs in order, stages explicit).
 ir::Schedule toSchedule(const Problem &P, const Order &O,
