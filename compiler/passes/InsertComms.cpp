@@ -158,10 +158,13 @@ void InsertCommsPass::run(Schedule &S, PassContext &Ctx) {
     return;
   }
 
-  // Exact sizes (from the timeline), so each rank's new program is
+  // Exact sizes (from the timeline's links), so each rank's new program is
   // allocated once.
   size_t NumRanks = S.Ranks.size();
-  const std::vector<uint32_t> &Extra = TL.CommsPerRank;
+  std::vector<uint32_t> Extra(NumRanks, 0);
+  for (size_t R = 0; R < NumRanks; ++R)
+    for (size_t K = size_t(U.RankBase[R]) * 2; K < size_t(U.RankBase[R + 1]) * 2; ++K)
+      Extra[R] += (TL.CrossProd[K] != None) + (TL.CrossCons[K] != None);
 
   uint64_t Inserted = 0;
   llvm::SmallVector<Event, 16> Pending;

@@ -110,26 +110,15 @@ void UnitIndex::build(const Schedule &S) {
   const Topology &T = S.Topo;
   size_t NumRanks = S.Ranks.size();
   RankBase.assign(NumRanks + 1, 0);
-  uint32_t Units = 0;
-  for (size_t R = 0; R < NumRanks; ++R) {
-    RankBase[R] = Units;
-    const auto &Acts = S.Ranks[R].Actions;
-    for (size_t I = 0; I < Acts.size();) {
-      if (!isCompute(Acts[I].Kind)) {
-        ++I;
-        continue;
-      }
-      I += unitLength(Acts, I);
-      ++Units;
-    }
-  }
-  RankBase[NumRanks] = Units;
-  UnitRank.resize(Units);
   size_t Cells = size_t(std::max(T.Microbatches, 0)) * size_t(std::max(T.Stages, 0));
   UnitF.assign(Cells, None);
   UnitBI.assign(Cells, None);
+  UnitRank.clear();
+  UnitRank.reserve(S.numActions());
+  HasDuplicates = false;
   uint32_t U = 0;
   for (size_t R = 0; R < NumRanks; ++R) {
+    RankBase[R] = U;
     const auto &Acts = S.Ranks[R].Actions;
     for (size_t I = 0; I < Acts.size();) {
       if (!isCompute(Acts[I].Kind)) {
@@ -137,20 +126,23 @@ void UnitIndex::build(const Schedule &S) {
         continue;
       }
       unsigned Len = unitLength(Acts, I);
-      UnitRank[U] = int32_t(R);
+      UnitRank.push_back(int32_t(R));
       for (unsigned J = 0; J < Len; ++J) {
         const Action &A = Acts[I + J];
-        if (!inRange(T, A) || A.Kind == ActionKind::W)
+        if (A.Kind == ActionKind::W || !inRange(T, A))
           continue;
         auto &Slot = A.Kind == ActionKind::F ? UnitF[msIndex(T, A.Microbatch, A.Stage)]
                                              : UnitBI[msIndex(T, A.Microbatch, A.Stage)];
         if (Slot == None)
           Slot = U * 2 + J;
+        else
+          HasDuplicates = true;
       }
       I += Len;
       ++U;
     }
   }
+  RankBase[NumRanks] = U;
 }
 
 uint32_t producerEntry(const Topology &T, const UnitIndex &U, const Action &A) {
@@ -213,7 +205,6 @@ bool computeTimeline(const Schedule &S, const UnitIndex &U, Timeline &TL) {
   TL.Makespan = 0;
   TL.CrossProd.assign(size_t(N) * 2, None);
   TL.CrossCons.assign(size_t(N) * 2, None);
-  TL.CommsPerRank.assign(NumRanks, 0);
   double MsgF = clampCost(S.Cost.messageTime(ActionKind::SendF));
   double MsgB = clampCost(S.Cost.messageTime(ActionKind::SendB));
 
@@ -221,15 +212,22 @@ bool computeTimeline(const Schedule &S, const UnitIndex &U, Timeline &TL) {
   std::vector<uint32_t> UnitCursor(NumRanks, 0), WaitFor(NumRanks, None);
   std::vector<double> RankTime(NumRanks, 0.0);
   std::vector<uint8_t> InList(NumRanks, 1);
+  // Ranks blocked on a unit of rank Q (at most one entry per blocked rank).
+  std::vector<llvm::SmallVector<int32_t, 2>> Waiters(NumRanks);
   std::vector<int32_t> Work;
   Work.reserve(NumRanks);
   for (size_t R = NumRanks; R-- > 0;)
     Work.push_back(int32_t(R));
   uint32_t Counter = 0;
+  auto RankOfUnit = [&](uint32_t X) {
+    return int32_t(std::upper_bound(U.RankBase.begin(), U.RankBase.end(), X) -
+                   U.RankBase.begin()) - 1;
+  };
 
   auto Advance = [&](int32_t R) {
     const auto &Acts = S.Ranks[R].Actions;
     size_t &AC = ActCursor[R];
+    uint32_t Lo = U.RankBase[R], Hi = U.RankBase[R + 1];
     while (AC < Acts.size()) {
       const Action *A = &Acts[AC];
       if (!isCompute(A->Kind)) {
@@ -237,49 +235,48 @@ bool computeTimeline(const Schedule &S, const UnitIndex &U, Timeline &TL) {
         continue;
       }
       unsigned Len = unitLength(Acts, AC);
-      uint32_t Unit = U.RankBase[R] + UnitCursor[R];
+      uint32_t Unit = Lo + UnitCursor[R];
       double Ready = RankTime[R];
       uint32_t Prod[2] = {None, None};
       for (unsigned J = 0; J < Len; ++J) {
         const Action &X = A[J];
-        if (!isRegistered(T, U, X, Unit, J))
+        if (U.HasDuplicates ? !isRegistered(T, U, X, Unit, J) : !inRange(T, X))
           continue;
-        uint32_t P = UnitIndex::unitOf(producerEntry(T, U, X));
-        if (P == None || U.UnitRank[P] == R)
+        uint32_t EP = producerEntry(T, U, X);
+        uint32_t P = UnitIndex::unitOf(EP);
+        if (P == None || (P >= Lo && P < Hi))
           continue;
         if (TL.End[P] < 0) {
           WaitFor[R] = P;
+          Waiters[RankOfUnit(P)].push_back(R);
           return;
         }
         Ready = std::max(Ready, TL.End[P] + (X.Kind == ActionKind::F ? MsgF : MsgB));
-        Prod[J] = P;
+        Prod[J] = EP;
       }
       for (unsigned J = 0; J < Len; ++J)
         if (Prod[J] != None) {
-          TL.CrossProd[size_t(Unit) * 2 + J] = Prod[J];
-          ++TL.CommsPerRank[R];
-          ++TL.CommsPerRank[U.UnitRank[Prod[J]]];
+          TL.CrossProd[size_t(Unit) * 2 + J] = Prod[J] >> 1;
+          TL.CrossCons[Prod[J]] = Unit * 2 + J;
         }
       WaitFor[R] = None;
       TL.Start[Unit] = Ready;
       TL.End[Unit] = Ready + unitCost(S, Acts, AC);
       TL.Seq[Unit] = Counter++;
       RankTime[R] = TL.End[Unit];
-      for (unsigned J = 0; J < Len; ++J) {
-        const Action &X = A[J];
-        if (!isRegistered(T, U, X, Unit, J))
+      // Wake the ranks that waited for this unit.
+      auto &Ws = Waiters[R];
+      for (size_t K = 0; K < Ws.size();) {
+        int32_t W = Ws[K];
+        if (WaitFor[W] != Unit) {
+          ++K;
           continue;
-        uint32_t E = consumerEntry(T, U, X);
-        uint32_t C = UnitIndex::unitOf(E);
-        if (C == None)
-          continue;
-        int32_t CR = U.UnitRank[C];
-        if (CR == R)
-          continue;
-        TL.CrossCons[size_t(Unit) * 2 + J] = E;
-        if (!InList[CR]) {
-          InList[CR] = 1;
-          Work.push_back(CR);
+        }
+        Ws[K] = Ws.back();
+        Ws.pop_back();
+        if (!InList[W]) {
+          InList[W] = 1;
+          Work.push_back(W);
         }
       }
       AC += Len;

@@ -50,9 +50,11 @@ bool inRange(const ir::Topology &T, const ir::Action &A);
 /// "1st", "2nd", "3rd", "4th", ...
 std::string ordinal(uint64_t N);
 
-/// Index of (microbatch, stage) in the flat per-(m, s) arrays.
+/// Index of (microbatch, stage) in the flat per-(m, s) arrays. Stage-major:
+/// a rank walks its stages' microbatches in order, so its accesses (and
+/// those to the neighbouring stages it talks to) are sequential.
 inline uint32_t msIndex(const ir::Topology &T, int32_t Mb, int32_t Stage) {
-  return uint32_t(Mb) * uint32_t(T.Stages) + uint32_t(Stage);
+  return uint32_t(Stage) * uint32_t(T.Microbatches) + uint32_t(Mb);
 }
 
 /// The compute units of a schedule: each compute action, or each overlap
@@ -66,6 +68,8 @@ struct UnitIndex {
   std::vector<uint32_t> RankBase; // first unit of each rank; size Ranks + 1
   std::vector<int32_t> UnitRank;  // rank of each unit
   std::vector<uint32_t> UnitF, UnitBI;
+  /// True if some F or B/I appears twice (only the first is registered).
+  bool HasDuplicates = false;
   uint32_t numUnits() const { return RankBase.back(); }
 
   void build(const ir::Schedule &S);
@@ -107,8 +111,6 @@ struct Timeline {
   /// output as an entry (unit * 2 + member); None if there is none (or the
   /// compute is a duplicate). Filled for every unit that could be timed.
   std::vector<uint32_t> CrossProd, CrossCons;
-  /// Per rank: messages it sends plus messages it receives.
-  std::vector<uint32_t> CommsPerRank;
 
   /// Key order: true if unit A comes before unit B.
   bool before(uint32_t A, uint32_t B) const {

@@ -169,8 +169,8 @@ void Verifier::registerActions() {
 }
 
 void Verifier::checkComplete() {
-  for (int32_t M = 0; M < T.Microbatches; ++M)
-    for (int32_t St = 0; St < T.Stages; ++St) {
+  for (int32_t St = 0; St < T.Stages; ++St)
+    for (int32_t M = 0; M < T.Microbatches; ++M) {
       uint32_t Id = msIndex(T, M, St);
       int32_t R = T.rankOf(St);
       if (Pos[SF][Id] == None)
