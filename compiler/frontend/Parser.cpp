@@ -162,6 +162,7 @@ bool preScan(const std::vector<antlr4::Token *> &Tokens, llvm::StringRef Orig,
              bool &HadInvalid) {
   using L = pps::grammar::PpsLexer;
   unsigned Depth = 0, Ops = 0, Invalid = 0;
+  size_t SkipUntil = 0;
   auto Loc = [&](antlr4::Token *T) {
     return SM.getLoc(File, uint32_t(T->getLine()),
                      uint32_t(T->getCharPositionInLine() + 1));
@@ -170,13 +171,27 @@ bool preScan(const std::vector<antlr4::Token *> &Tokens, llvm::StringRef Orig,
     size_t Type = T->getType();
     if (Type == L::ERROR_CHAR) {
       HadInvalid = true;
+      size_t Off = T->getStartIndex();
+      if (Off < SkipUntil)
+        continue; // the rest of a UTF-8 character already reported
       if (++Invalid > 10)
         continue;
-      size_t Off = T->getStartIndex();
       unsigned char C = Off < Orig.size() ? (unsigned char)Orig[Off] : 0;
       std::string What = C >= 0x20 && C < 0x7f
                              ? fmt::format("'{}'", char(C))
                              : fmt::format("byte 0x{:02x}", unsigned(C));
+      // A well-formed multi-byte UTF-8 character is one error, shown whole.
+      unsigned Len = C >= 0xf0 && C < 0xf8   ? 4
+                     : C >= 0xe0 && C < 0xf0 ? 3
+                     : C >= 0xc2 && C < 0xe0 ? 2
+                                             : 1;
+      bool WellFormed = Len > 1 && Off + Len <= Orig.size();
+      for (unsigned K = 1; WellFormed && K < Len; ++K)
+        WellFormed = ((unsigned char)Orig[Off + K] & 0xc0) == 0x80;
+      if (WellFormed) {
+        What = fmt::format("'{}'", Orig.substr(Off, Len).str());
+        SkipUntil = Off + Len;
+      }
       auto &D = Diags.report(DiagKind::InvalidCharacter, Loc(T),
                              fmt::format("invalid character {}", What));
       if (C == '"')
