@@ -97,7 +97,9 @@ void Sema::checkModule(Module &M) {
   Cur = Saved;
 }
 
-void Sema::popScope(size_t Mark) {
+void Sema::popScope(std::pair<size_t, size_t> ScopeMark) {
+  size_t Mark = ScopeMark.first;
+  Cur->ScopeStart = ScopeMark.second;
   for (size_t I = Mark; I < Cur->Locals.size(); ++I) {
     Local &L = Cur->Locals[I];
     if (L.Warn && !L.Used && !llvm::StringRef(L.Name).startswith("_"))
@@ -119,9 +121,16 @@ int32_t Sema::declare(Binder &B, bool WarnUnused) {
                  fmt::format("'{}' is a built-in constant and cannot be rebound",
                              B.Name));
   }
-  // A name may shadow an outer one, but not one in the same scope; the
-  // scan stops at the innermost scope start, which we do not track, so
-  // shadowing is allowed everywhere except for a duplicate parameter.
+  // A name may shadow an outer one, but not one of the same scope.
+  for (size_t I = Cur->ScopeStart; I < Cur->Locals.size(); ++I)
+    if (Cur->Locals[I].Name == B.Name && !B.Reserved) {
+      Diags
+          .report(DiagKind::DuplicateDefinition, B.Loc,
+                  fmt::format("'{}' is already declared in this block", B.Name))
+          .note(Cur->Locals[I].Loc, "declared here");
+      Cur->Locals[I].Used = true; // one report is enough
+      break;
+    }
   B.Slot = Cur->NextSlot++;
   Cur->MaxSlot = std::max(Cur->MaxSlot, Cur->NextSlot);
   Cur->Locals.push_back({B.Name, B.Slot, B.Loc, false, WarnUnused});
@@ -155,19 +164,13 @@ void Sema::checkFn(FnDecl &F) {
   Cur = &Ctx;
   for (size_t I = 0; I < F.Params.size(); ++I) {
     Param &Pm = F.Params[I];
-    for (size_t J = 0; J < I; ++J)
-      if (F.Params[J].Var.Name == Pm.Var.Name)
-        Diags
-            .report(DiagKind::DuplicateDefinition, Pm.Var.Loc,
-                    fmt::format("parameter '{}' is declared twice", Pm.Var.Name))
-            .note(F.Params[J].Var.Loc, "first declared here");
     // A default sees the parameters before it.
     if (Pm.Default)
       checkExpr(*Pm.Default);
     declare(Pm.Var, /*WarnUnused=*/false);
   }
   checkBlock(F.Body);
-  popScope(0);
+  popScope({0, 0});
   F.NumSlots = Ctx.MaxSlot;
   Cur = Saved;
 }
@@ -205,13 +208,13 @@ void Sema::checkPipeline(PipelineDecl &Pl) {
     if (I.Rank)
       checkStmt(*I.Rank);
   }
-  popScope(0);
+  popScope({0, 0});
   Pl.NumSlots = Ctx.MaxSlot;
   Cur = Saved;
 }
 
 void Sema::checkBlock(Block &B) {
-  size_t Mark = pushScope();
+  auto Mark = pushScope();
   for (StmtPtr &S : B)
     checkStmt(*S);
   popScope(Mark);
@@ -251,7 +254,7 @@ void Sema::checkStmt(Stmt &S) {
     checkExpr(*F.To);
     if (F.Step)
       checkExpr(*F.Step);
-    size_t Mark = pushScope();
+    auto Mark = pushScope();
     declare(F.Var, /*WarnUnused=*/false);
     ++Cur->LoopDepth;
     checkBlock(F.Body);

@@ -52,6 +52,7 @@ private:
     std::vector<Local> Locals;
     int32_t NextSlot = 0, MaxSlot = 0;
     unsigned LoopDepth = 0;
+    size_t ScopeStart = 0; // index in Locals where the innermost scope starts
   };
 
   llvm::StringMap<ast::FnDecl *> &scopeOf(ast::Module &M);
@@ -69,8 +70,13 @@ private:
   void orderArgs(ast::CallExpr &C, ast::FnDecl &Target);
 
   int32_t declare(ast::Binder &B, bool WarnUnused);
-  size_t pushScope() { return Cur->Locals.size(); }
-  void popScope(size_t Mark);
+  /// Opens a scope; returns the mark popScope needs.
+  std::pair<size_t, size_t> pushScope() {
+    std::pair<size_t, size_t> Mark{Cur->Locals.size(), Cur->ScopeStart};
+    Cur->ScopeStart = Cur->Locals.size();
+    return Mark;
+  }
+  void popScope(std::pair<size_t, size_t> Mark);
   void suggest(Diagnostic &D, llvm::StringRef Name,
                llvm::ArrayRef<std::string> Candidates);
 
