@@ -8,6 +8,7 @@
 #include "pps/passes/InsertComms.h"
 #include "pps/passes/Memory.h"
 #include "pps/passes/VerifyDeps.h"
+#include "pps/synth/SynthPass.h"
 
 #include <fmt/format.h>
 
@@ -74,6 +75,9 @@ bool runPipeline(Session &Sess, ir::Schedule &S, PipelineGoal Goal,
   bool Check = Goal == PipelineGoal::Check;
 
   // The passes, in order (see docs/passes.md for why this order).
+  // A `schedule synth(...)` request becomes explicit rank lists first.
+  if (S.Synth)
+    PM.add(synth::createSynthPass());
   // Verification first: insert-comms trusts a complete, ordered compute set.
   PM.add(passes::createVerifyDepsPass());
   // Comms next (or a check of the user's), so later passes see what runs.
