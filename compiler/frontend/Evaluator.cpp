@@ -54,6 +54,8 @@ constexpr int64_t MaxRanks = 1 << 16;
 constexpr int64_t MaxStages = 1 << 20;
 constexpr int64_t MaxMicrobatches = 1 << 24;
 constexpr int64_t MaxArray = 1 << 24;
+/// Bounds the IR's memory (20 bytes an action) whatever the step budget.
+constexpr uint64_t MaxActions = uint64_t(1) << 25;
 
 class Evaluator {
 public:
@@ -126,6 +128,11 @@ private:
            "action outside a rank block; wrap it in 'rank r { ... }'");
       return nullptr;
     }
+    if (LLVM_UNLIKELY(++Emitted > MaxActions)) {
+      fail(DiagKind::OutOfRange, L,
+           fmt::format("the schedule emits more than {} actions", MaxActions));
+      return nullptr;
+    }
     auto &V = Out.Ranks[CurRank].Actions;
     V.push_back(A);
     return &V.back();
@@ -153,6 +160,7 @@ private:
   int32_t CurRank = -1;
   bool Failed = false;
   unsigned ListErrors = 0;
+  uint64_t Emitted = 0;
   Value RetVal;
   bool HasRet = false;
   LocId CallSite = NoLoc;
