@@ -159,9 +159,12 @@ void Checker::checkPeer(int32_t R, size_t I) {
     return;
   }
   if (Known && T.rankOf(PS) != A.Peer) {
+    std::string Where = T.rankOf(PS) == R
+                            ? std::string("this rank: no message is needed")
+                            : fmt::format("rank {}", T.rankOf(PS));
     D.report(DiagKind::WrongPeer, locOf(S, A),
-             fmt::format("{} {} rank {}, but its partner stage {} is on rank {}",
-                         describe(S, R, I), Dir, A.Peer, PS, T.rankOf(PS)));
+             fmt::format("{} {} rank {}, but its partner stage {} is on {}",
+                         describe(S, R, I), Dir, A.Peer, PS, Where));
     Flags[G] |= Reported;
   }
 }

@@ -147,13 +147,10 @@ void Verifier::registerActions() {
                                PS < 0 ? "first" : "last"));
           continue;
         }
-        if (T.rankOf(PS) == R) {
-          D.report(DiagKind::StrayAction, loc(R, I),
-                   fmt::format("{} carries nothing: stages {} and {} are both "
-                               "on rank {}, which needs no message",
-                               describe(S, R, I), A.Stage, PS, R));
+        // A partner stage on this very rank needs no message: the deadlock
+        // pass reports the comm as wrong-peer (it must work standalone).
+        if (T.rankOf(PS) == R)
           continue;
-        }
       }
       uint32_t &P = Pos[slotOf(A.Kind)][msIndex(T, A.Microbatch, A.Stage)];
       if (P != None) {

@@ -10,7 +10,9 @@
 //     W(m,s) after I(m,s)) and is not overlapped with one of them;
 //   * if the schedule has comms: every cross-rank dependency is carried by a
 //     recv before the consumer (before its overlap pair) and a send after
-//     the producer; no comm is duplicated, stray or serves nothing.
+//     the producer; no comm is duplicated, stray, or sent from the first or
+//     last stage where nothing is on the other side. (A comm whose partner
+//     stage is on its own rank is left to the deadlock pass: wrong-peer.)
 // Warns (early-recv) when a receive is posted more than a few computes
 // before its consumer. Sets AnalysisResults::DepsVerified.
 //
