@@ -571,8 +571,8 @@ bool isReservedWord(llvm::StringRef W) {
 
 /// Where to add REDUCE_GRAD for stages that have none, so PyTorch's
 /// compute+comms runtime reduces and scales gradients: after the stage's
-/// last B or W (and after the send of that backward's gradient), as
-/// PyTorch's _add_reduce_grad + _add_send_recv place it.
+/// last B or W (and after the sends right behind it), as PyTorch's
+/// _add_reduce_grad + _add_send_recv place it.
 std::vector<Action> withReduceGrad(llvm::ArrayRef<Action> Actions) {
   struct Last {
     int32_t Stage;
@@ -591,9 +591,8 @@ std::vector<Action> withReduceGrad(llvm::ArrayRef<Action> Actions) {
     size_t After = I + 1;
     if (A.overlapsNext() && After < Actions.size())
       ++After; // after the whole overlap pair
-    while (After < Actions.size() && Actions[After].Kind == ActionKind::SendB &&
-           Actions[After].Stage == A.Stage &&
-           Actions[After].Microbatch == A.Microbatch)
+    // After the sends that follow it (its gradient, and the pair's).
+    while (After < Actions.size() && isSend(Actions[After].Kind))
       ++After;
     auto It =
         llvm::find_if(Lasts, [&](const Last &L) { return L.Stage == A.Stage; });
