@@ -1,6 +1,7 @@
 //===- MutationTest.cpp - the linter against a step-by-step executor ------===//
 //
-// Takes valid lowered schedules (insert-comms output), applies thousands of
+// Takes valid lowered schedules (insert-comms output, one with overlap
+// pairs), applies thousands of
 // random edits (swap adjacent actions, drop one, duplicate one, move a
 // receive) and compares the linter's verdict with a reference written here:
 // an obviously-correct executor that steps the ranks round-robin, posts
@@ -355,6 +356,17 @@ TEST(Mutation, LinterAgreesWithTheReferenceExecutor) {
   {
     int32_t Map[] = {0, 0, 1, 2, 1};
     Bases.push_back(lowered(pps::testing::gpipe(3, 5, 2, Placement::Loop, Map)));
+  }
+  {
+    // 1F1B on 2 ranks with the steady state's F and B overlapped on rank 1.
+    ScheduleBuilder B(2, 2, 3);
+    B.rank(0).F(0).F(1).B(0).F(2).B(1).B(2);
+    B.rank(1).F(0).overlap(Action::compute(ActionKind::F, 1, -1),
+                           Action::compute(ActionKind::B, 0, -1));
+    B.rank(1).overlap(Action::compute(ActionKind::F, 2, -1),
+                      Action::compute(ActionKind::B, 1, -1));
+    B.rank(1).B(2);
+    Bases.push_back(lowered(B.build()));
   }
 
   std::mt19937 Rng(20261122);
