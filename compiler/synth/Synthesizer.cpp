@@ -69,6 +69,12 @@ std::optional<Result> synthesize(const Problem &P, const SynthOptions &Opts,
     if (P.Place == ir::Placement::V)
       Offer(vPatternSearch(P));
   }
+  // Polish the heuristics' best with adjacent swaps (small problems: each
+  // evaluation is linear in the jobs).
+  if (Best && Opts.UseHeuristics &&
+      Best->Eval.Makespan > makespanLowerBound(P) + 1e-9 &&
+      P.numJobs() <= 3000)
+    improveBySwaps(P, *Best, /*MaxEvals=*/20000);
   bool MeetsBound =
       Best && Best->Eval.Makespan <= makespanLowerBound(P) + 1e-9;
   if (MeetsBound)

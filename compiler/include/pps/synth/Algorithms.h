@@ -45,6 +45,10 @@ struct Result {
 /// Empty if no variant fits the memory limit.
 std::optional<Result> greedyList(const Problem &P);
 
+/// Hill climbing by adjacent swaps on one rank (LocalSearch.cpp): true if
+/// R got better; at most MaxEvals evaluations.
+bool improveBySwaps(const Problem &P, Result &R, uint64_t MaxEvals);
+
 /// The seed-004 repeating-pattern search (V placement, stages = 2 ranks).
 /// Empty if the placement is not V or no pattern fits the memory limit.
 std::optional<Result> vPatternSearch(const Problem &P);
