@@ -3,6 +3,7 @@
 #include "pps/backends/JsonEmitter.h"
 #include "pps/backends/PpsPrinter.h"
 #include "pps/backends/TorchCsv.h"
+#include "pps/backends/Trace.h"
 #include "pps/driver/Pipeline.h"
 
 #include <fmt/format.h>
@@ -50,6 +51,7 @@ const TargetInfo Targets[] = {
     {"json", PipelineGoal::Lower, emitJsonTarget},
     {"torch", PipelineGoal::Lower, emitTorchTarget},
     {"cpp", PipelineGoal::Check, [](Session &, const ir::Schedule &S, llvm::raw_ostream &OS) { backends::emitCpp(S, {opts::Input, true}, OS); return true; }},
+    {"trace", PipelineGoal::Check, [](Session &Sn, const ir::Schedule &S, llvm::raw_ostream &OS) { sim::SimResult R = sim::simulate(S, {}, &Sn.Diags); backends::writeChromeTrace(S, R, OS); return !R.Deadlocked; }},
 };
 } // namespace
 
