@@ -494,6 +494,21 @@ TEST(TorchExport, ReduceGradAfterLastWeightGradient) {
             "0REDUCE_GRAD\n");
 }
 
+TEST(TorchExport, ReduceGradAfterAnOverlapPairAndItsSends) {
+  // Rank 1 of a V placement: stages 1 and 2; B0@1 overlapped with B1@2.
+  ScheduleBuilder B(2, 4, 2, Placement::V);
+  B.rank(1)
+      .B(0, 2)
+      .overlap(Action::compute(ActionKind::B, 0, 1),
+               Action::compute(ActionKind::B, 1, 2))
+      .comm(ActionKind::SendB, 0, 1, 0)
+      .comm(ActionKind::RecvB, 1, 1, 0) // a receive ends the run of sends
+      .B(1, 1);
+  EXPECT_EQ(csv(B.build(), true),
+            "\n2B0,(1B0;2B1)OVERLAP_F_B,1SEND_B0,2REDUCE_GRAD,1RECV_B1,1B1,"
+            "1REDUCE_GRAD\n");
+}
+
 TEST(TorchExport, OverlapPair) {
   ScheduleBuilder B(2, 4, 2, Placement::V);
   B.rank(0).F(0, 0).overlap(Action::compute(ActionKind::F, 1, 0),
