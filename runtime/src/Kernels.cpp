@@ -3,6 +3,7 @@
 #include "ppsrt/Kernels.h"
 
 #include <chrono>
+#include <cstring>
 #include <thread>
 
 namespace ppsrt {
@@ -30,6 +31,12 @@ size_t BusyWaitKernels::messageBytes(int32_t, bool) {
   return Ctx.messageBytes;
 }
 
+void BusyWaitKernels::fill(Buffer &B) const {
+  B.resizeBytes(Ctx.messageBytes);
+  if (Ctx.messageBytes)
+    std::memset(B.data(), 0, Ctx.messageBytes);
+}
+
 void BusyWaitKernels::spin(double Units) const {
   double Seconds = Units * OverlapFactor * Ctx.secondsPerUnit;
   if (Ctx.sleep && Seconds > 0) {
@@ -42,7 +49,7 @@ void BusyWaitKernels::spin(double Units) const {
 void BusyWaitKernels::forward(StageIO &IO) {
   spin(Ctx.schedule->stageCost[IO.stage].F);
   if (IO.stage + 1 < Ctx.schedule->stages)
-    IO.output.resizeBytes(Ctx.messageBytes);
+    fill(IO.output);
 }
 
 void BusyWaitKernels::loss(StageIO &IO) { IO.loss = 0; }
@@ -50,7 +57,7 @@ void BusyWaitKernels::loss(StageIO &IO) { IO.loss = 0; }
 void BusyWaitKernels::backwardInput(StageIO &IO) {
   spin(Ctx.schedule->stageCost[IO.stage].I);
   if (IO.stage > 0)
-    IO.gradInput.resizeBytes(Ctx.messageBytes);
+    fill(IO.gradInput);
 }
 
 void BusyWaitKernels::backwardWeight(StageIO &IO) {
@@ -60,7 +67,7 @@ void BusyWaitKernels::backwardWeight(StageIO &IO) {
 void BusyWaitKernels::backward(StageIO &IO) {
   spin(Ctx.schedule->stageCost[IO.stage].B);
   if (IO.stage > 0)
-    IO.gradInput.resizeBytes(Ctx.messageBytes);
+    fill(IO.gradInput);
 }
 
 void BusyWaitKernels::installHandlers(Executor &E) {

@@ -122,6 +122,7 @@ public:
 
 private:
   void spin(double Units) const;
+  void fill(Buffer &B) const;
   KernelContext Ctx;
 };
 
