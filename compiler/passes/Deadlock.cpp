@@ -92,10 +92,13 @@ private:
   // so one off-by-one does not flood the output.
   std::vector<uint32_t> FirstBad, BadCount, BadOrdinal, FirstLoose, LooseCount;
 
-  // Execution state per rank.
-  std::vector<size_t> Cursor, GroupEnd;
-  std::vector<uint8_t> Posted;
-  std::vector<uint32_t> Remaining;
+  // Execution state per rank, packed so a look at a partner rank touches
+  // one cache line.
+  struct RankState {
+    uint32_t Cursor = 0, GroupEnd = 0, Remaining = 0;
+    uint8_t Posted = 0;
+  };
+  std::vector<RankState> St;
 };
 
 uint32_t Checker::channel(int32_t Src, int32_t Dst) {
@@ -289,14 +292,11 @@ bool Checker::satisfied(int32_t R, size_t Start, size_t End, size_t I) const {
   size_t YL = Y - Base[Q];
   if (Q == R && YL >= Start && YL < End)
     return true; // both ends in the group being posted
-  return Cursor[Q] > YL || (Posted[Q] && YL < GroupEnd[Q]);
+  return St[Q].Cursor > YL || (St[Q].Posted && YL < St[Q].GroupEnd);
 }
 
 bool Checker::execute() {
-  Cursor.assign(NumRanks, 0);
-  GroupEnd.assign(NumRanks, 0);
-  Posted.assign(NumRanks, 0);
-  Remaining.assign(NumRanks, 0);
+  St.assign(NumRanks, RankState());
   std::vector<int32_t> Work;
   Work.reserve(NumRanks);
   for (int32_t R = NumRanks; R-- > 0;)
@@ -307,47 +307,51 @@ bool Checker::execute() {
   while (!Work.empty()) {
     int32_t R = Work.back();
     Work.pop_back();
-    const auto &Acts = S.Ranks[R].Actions;
-    size_t N = Acts.size();
-    size_t &C = Cursor[R];
+    const Action *Acts = S.Ranks[R].Actions.data();
+    uint32_t N = uint32_t(S.Ranks[R].Actions.size());
+    RankState &RS = St[R];
+    uint32_t C = RS.Cursor;
     for (;;) {
-      if (Posted[R]) {
-        if (Remaining[R] > 0)
+      if (RS.Posted) {
+        if (RS.Remaining > 0)
           break;
-        C = GroupEnd[R];
-        Posted[R] = 0;
+        C = RS.GroupEnd;
+        RS.Posted = 0;
       }
       while (C < N && !isComm(Acts[C].Kind))
         ++C;
       if (C == N)
         break;
-      size_t Start = C, End = C + 1;
+      uint32_t Start = C, End = C + 1;
       if (Batched)
         while (End < N && isComm(Acts[End].Kind))
           ++End;
-      GroupEnd[R] = End;
-      Posted[R] = 1;
+      RS.Cursor = C;
+      RS.GroupEnd = End;
+      RS.Posted = 1;
       uint32_t Rem = 0;
-      for (size_t I = Start; I < End; ++I)
+      for (uint32_t I = Start; I < End; ++I)
         Rem += !satisfied(R, Start, End, I);
-      Remaining[R] = Rem;
+      RS.Remaining = Rem;
       // Wake partners whose posted groups were waiting for this post.
-      for (size_t I = Start; I < End; ++I) {
-        uint32_t Y = Partner[Base[R] + uint32_t(I)];
+      for (uint32_t I = Start; I < End; ++I) {
+        uint32_t Y = Partner[Base[R] + I];
         if (Y == None || (Eager && !isSend(Acts[I].Kind)))
           continue;
         int32_t Q = Acts[I].Peer;
-        size_t YL = Y - Base[Q];
+        uint32_t YL = Y - Base[Q];
         if (Q == R && YL >= Start && YL < End)
           continue;
-        if (Posted[Q] && YL >= Cursor[Q] && YL < GroupEnd[Q] && Remaining[Q] > 0)
-          if (--Remaining[Q] == 0 && Q != R)
+        RankState &QS = St[Q];
+        if (QS.Posted && YL >= QS.Cursor && YL < QS.GroupEnd && QS.Remaining > 0)
+          if (--QS.Remaining == 0 && Q != R)
             Work.push_back(Q);
       }
     }
+    RS.Cursor = C;
   }
   for (int32_t R = 0; R < NumRanks; ++R)
-    if (Cursor[R] < S.Ranks[R].Actions.size())
+    if (St[R].Cursor < S.Ranks[R].Actions.size())
       return false;
   return true;
 }
@@ -356,8 +360,8 @@ std::string Checker::blockedSentence(int32_t R, size_t I) const {
   const Action &A = S.Ranks[R].Actions[I];
   uint32_t G = Base[R] + uint32_t(I);
   std::string Batch;
-  if (Model == CommModel::Batched && GroupEnd[R] - Cursor[R] > 1)
-    Batch = fmt::format(" (in a batch of {})", GroupEnd[R] - Cursor[R]);
+  if (Model == CommModel::Batched && St[R].GroupEnd - St[R].Cursor > 1)
+    Batch = fmt::format(" (in a batch of {})", St[R].GroupEnd - St[R].Cursor);
   if (Partner[G] == None)
     return fmt::format("rank {} blocks at {}{}, which no {} ever matches", R,
                        describe(S, R, I), Batch, isSend(A.Kind) ? "receive" : "send");
@@ -372,11 +376,11 @@ void Checker::reportStuck() {
   std::vector<size_t> FirstBlocked(NumRanks, SIZE_MAX);
   std::vector<int32_t> Stuck;
   for (int32_t R = 0; R < NumRanks; ++R) {
-    if (Cursor[R] >= S.Ranks[R].Actions.size())
+    if (St[R].Cursor >= S.Ranks[R].Actions.size())
       continue;
     Stuck.push_back(R);
-    for (size_t I = Cursor[R]; I < GroupEnd[R]; ++I) {
-      if (satisfied(R, Cursor[R], GroupEnd[R], I))
+    for (size_t I = St[R].Cursor; I < St[R].GroupEnd; ++I) {
+      if (satisfied(R, St[R].Cursor, St[R].GroupEnd, I))
         continue;
       if (FirstBlocked[R] == SIZE_MAX)
         FirstBlocked[R] = I;
@@ -387,13 +391,13 @@ void Checker::reportStuck() {
         Adj[R].push_back(Q);
     }
     if (FirstBlocked[R] == SIZE_MAX)
-      FirstBlocked[R] = Cursor[R]; // defensive: name the group's first op
+      FirstBlocked[R] = St[R].Cursor; // defensive: name the group's first op
   }
   std::vector<int32_t> Cycle = shortestCycle(Adj);
   // The operation of R's group that waits for rank Q.
   auto WaitOp = [&](int32_t R, int32_t Q) {
-    for (size_t I = Cursor[R]; I < GroupEnd[R]; ++I)
-      if (!satisfied(R, Cursor[R], GroupEnd[R], I) &&
+    for (size_t I = St[R].Cursor; I < St[R].GroupEnd; ++I)
+      if (!satisfied(R, St[R].Cursor, St[R].GroupEnd, I) &&
           Partner[Base[R] + uint32_t(I)] != None && S.Ranks[R].Actions[I].Peer == Q)
         return I;
     return FirstBlocked[R];

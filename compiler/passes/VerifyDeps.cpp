@@ -202,14 +202,16 @@ void Verifier::checkComplete() {
 
 void Verifier::checkRank(int32_t R) {
   const auto &Acts = S.Ranks[R].Actions;
-  Prefix.resize(Acts.size() + 1);
-  uint32_t Units = 0;
-  for (size_t I = 0; I < Acts.size(); ++I) {
-    Prefix[I] = Units;
-    if (isCompute(Acts[I].Kind) && !(I > 0 && Acts[I - 1].overlapsNext()))
-      ++Units;
+  if (HasComms) { // compute units before each action, for early-recv
+    Prefix.resize(Acts.size() + 1);
+    uint32_t Units = 0;
+    for (size_t I = 0; I < Acts.size(); ++I) {
+      Prefix[I] = Units;
+      if (isCompute(Acts[I].Kind) && !(I > 0 && Acts[I - 1].overlapsNext()))
+        ++Units;
+    }
+    Prefix[Acts.size()] = Units;
   }
-  Prefix[Acts.size()] = Units;
 
   for (size_t I = 0; I < Acts.size(); ++I) {
     const Action &X = Acts[I];

@@ -1,9 +1,8 @@
 //===- MutationTest.cpp - the linter against a step-by-step executor ------===//
 //
 // Takes valid lowered schedules (insert-comms output, one with overlap
-// pairs), applies thousands of
-// random edits (swap adjacent actions, drop one, duplicate one, move a
-// receive) and compares the linter's verdict with a reference written here:
+// pairs), applies thousands of random edits (swap adjacent actions, drop
+// one, duplicate one, move a receive) and compares the linter's verdict with a reference written here:
 // an obviously-correct executor that steps the ranks round-robin, posts
 // comm groups into FIFO channel queues, pairs the n-th send with the n-th
 // receive, and checks every compute's inputs as it runs. They must agree on
