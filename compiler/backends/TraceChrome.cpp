@@ -191,7 +191,7 @@ void writeChromeTrace(const ir::Schedule &S, const sim::SimResult &R,
         B.put("{\"name\":\"wait ").action(A);
         B.put("\",\"cat\":\"wait\",\"ph\":\"X\",\"pid\":").num(Rk);
         B.put(",\"tid\":").num(2 + 2 * int64_t(WaitLane[I]));
-        B.put(",\"ts\":").dbl(St * Us).put(",\"dur\":").dbl((X - St) * Us);
+        B.put(",\"ts\":").us(St * Us).put(",\"dur\":").us((X - St) * Us);
         B.put(",\"args\":{\"microbatch\":").num(A.Microbatch);
         B.put(",\"stage\":").num(A.Stage).put(",\"kind\":\"wait\"}}");
       }
@@ -199,7 +199,7 @@ void writeChromeTrace(const ir::Schedule &S, const sim::SimResult &R,
       Sep();
       B.put("{\"name\":\"").action(A).put("\",\"cat\":\"").put(kindCategory(A.Kind));
       B.put("\",\"ph\":\"X\",\"pid\":").num(Rk).put(",\"tid\":").num(Tid);
-      B.put(",\"ts\":").dbl(Begin * Us).put(",\"dur\":").dbl((En - Begin) * Us);
+      B.put(",\"ts\":").us(Begin * Us).put(",\"dur\":").us((En - Begin) * Us);
       B.put(",\"args\":{\"microbatch\":").num(A.Microbatch);
       B.put(",\"stage\":").num(A.Stage).put(",\"kind\":\"");
       B.put(ir::actionKindName(A.Kind)).put('"');
@@ -219,7 +219,7 @@ void writeChromeTrace(const ir::Schedule &S, const sim::SimResult &R,
         if (!Send)
           B.put(",\"bp\":\"e\"");
         B.put(",\"id\":").num(int64_t(Id)).put(",\"pid\":").num(Rk);
-        B.put(",\"tid\":").num(Tid).put(",\"ts\":").dbl(Begin * Us).put('}');
+        B.put(",\"tid\":").num(Tid).put(",\"ts\":").us(Begin * Us).put('}');
       }
     }
   }

@@ -68,6 +68,28 @@ public:
     N = size_t(E - Buf);
     return *this;
   }
+  /// A trace timestamp or duration in microseconds, rounded to the
+  /// nanosecond: integer arithmetic instead of shortest-float formatting,
+  /// which dominates the trace writer otherwise.
+  OutBuf &us(double V) {
+    if (!std::isfinite(V) || std::fabs(V) > 9e12)
+      return dbl(V);
+    int64_t Ns = std::llround(V * 1000.0);
+    if (Ns < 0) {
+      put('-');
+      Ns = -Ns;
+    }
+    num(Ns / 1000);
+    int64_t Frac = Ns % 1000;
+    if (Frac == 0)
+      return *this;
+    char D[4] = {'.', char('0' + Frac / 100), char('0' + Frac / 10 % 10),
+                 char('0' + Frac % 10)};
+    size_t Len = 4;
+    while (D[Len - 1] == '0')
+      --Len;
+    return put(llvm::StringRef(D, Len));
+  }
   /// A coordinate with at most two decimals ("12.5", "98.15", "64").
   OutBuf &px(double V) {
     if (!std::isfinite(V))
