@@ -19,6 +19,7 @@
 
 #include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 
 #include <fmt/format.h>
 
@@ -82,19 +83,33 @@ struct Channel {
 void memoryPeaks(const ir::Schedule &S, llvm::SmallVector<int64_t, 8> &Peaks,
                  llvm::SmallVector<int64_t, 8> *PeakAt) {
   int32_t NS = S.Topo.Stages, NM = S.Topo.Microbatches;
-  size_t Keys = NS > 0 && NM > 0 ? size_t(NS) * size_t(NM) : 0;
   auto Valid = [&](const Action &A) {
     return A.Stage >= 0 && A.Stage < NS && A.Microbatch >= 0 &&
            A.Microbatch < NM;
   };
   auto Key = [&](const Action &A) {
-    return size_t(A.Microbatch) * size_t(NS) + size_t(A.Stage);
+    return uint64_t(A.Stage) * uint64_t(NM) + uint64_t(A.Microbatch);
   };
-  llvm::BitVector Live(Keys), HasW(Keys);
+  // Bit sets over (stage, microbatch), hashed when that space is much
+  // larger than the schedule.
+  uint64_t Space = NS > 0 && NM > 0 ? uint64_t(NS) * uint64_t(NM) : 0;
+  bool Hashed = Space > std::max<uint64_t>(4 * S.numActions(), 1 << 20);
+  llvm::BitVector LiveB(Hashed ? 0 : Space), HasWB(Hashed ? 0 : Space);
+  llvm::DenseSet<uint64_t> LiveH, HasWH;
+  auto Test = [&](llvm::BitVector &B, llvm::DenseSet<uint64_t> &H, uint64_t K) {
+    return Hashed ? H.count(K) != 0 : B.test(K);
+  };
+  auto Set = [&](llvm::BitVector &B, llvm::DenseSet<uint64_t> &H, uint64_t K,
+                 bool V) {
+    if (Hashed)
+      V ? (void)H.insert(K) : (void)H.erase(K);
+    else
+      B[K] = V;
+  };
   for (const ir::RankProgram &RP : S.Ranks)
     for (const Action &A : RP.Actions)
       if (A.Kind == ActionKind::W && Valid(A))
-        HasW.set(Key(A));
+        Set(HasWB, HasWH, Key(A), true);
   Peaks.clear();
   if (PeakAt)
     PeakAt->clear();
@@ -104,10 +119,10 @@ void memoryPeaks(const ir::Schedule &S, llvm::SmallVector<int64_t, 8> &Peaks,
       const Action &A = RP.Actions[I];
       if (!ir::isCompute(A.Kind) || !Valid(A))
         continue;
-      size_t K = Key(A);
+      uint64_t K = Key(A);
       if (A.Kind == ActionKind::F) {
-        if (!Live[K]) {
-          Live.set(K);
+        if (!Test(LiveB, LiveH, K)) {
+          Set(LiveB, LiveH, K, true);
           if (++Cur > Peak) {
             Peak = Cur;
             At = int64_t(I);
@@ -116,9 +131,9 @@ void memoryPeaks(const ir::Schedule &S, llvm::SmallVector<int64_t, 8> &Peaks,
         continue;
       }
       bool Releases = A.Kind == ActionKind::B || A.Kind == ActionKind::W ||
-                      (A.Kind == ActionKind::I && !HasW[K]);
-      if (Releases && Live[K]) {
-        Live.reset(K);
+                      (A.Kind == ActionKind::I && !Test(HasWB, HasWH, K));
+      if (Releases && Test(LiveB, LiveH, K)) {
+        Set(LiveB, LiveH, K, false);
         --Cur;
       }
     }
@@ -183,7 +198,8 @@ private:
   /// Stage-major, so a rank's consecutive computes (same stage, next
   /// microbatch) touch neighbouring entries of the per-key tables.
   size_t key(int32_t Mb, int32_t St) const {
-    return size_t(St) * size_t(NM) + size_t(Mb);
+    size_t M = Sparse ? size_t(MbIndex.lookup(Mb)) : size_t(Mb);
+    return size_t(St) * size_t(NMK) + M;
   }
   bool validKey(const Action &A) const {
     return validStage(A.Stage) && validMb(A.Microbatch);
@@ -264,6 +280,12 @@ private:
   std::vector<Event> ProdF, ProdBI;
   llvm::BitVector HasF, HasBI; // dataflow: which producers exist
   uint64_t Mismatches = 0;
+  // When microbatch numbers are sparse (a huge M with few actions), the
+  // per-key tables are indexed by the rank of each microbatch number that
+  // occurs instead, so their size stays proportional to the schedule.
+  bool Sparse = false;
+  int32_t NMK = 0;
+  llvm::DenseMap<int32_t, int32_t> MbIndex;
 };
 
 uint32_t Sim::channel(int32_t Src, int32_t Dst) {
@@ -290,6 +312,8 @@ void Sim::buildStreams(int32_t R) {
       continue;
     int32_t Key = OneStream ? -1 : A.Peer;
     auto It = ByPeer.find(Key);
+    if (It == ByPeer.end() && St.Streams.size() >= 0xffff)
+      It = ByPeer.begin(); // absurdly many peers: share the first track
     if (It == ByPeer.end()) {
       It = ByPeer.insert({Key, uint16_t(St.Streams.size())}).first;
       St.Streams.emplace_back();
@@ -329,7 +353,18 @@ SimResult Sim::run() {
     if (!Dataflow)
       buildStreams(R);
   }
-  size_t Keys = NS > 0 && NM > 0 ? size_t(NS) * size_t(NM) : 0;
+  NMK = NM;
+  size_t Total = S.numActions();
+  if (NS > 0 && NM > 0 &&
+      uint64_t(NS) * uint64_t(NM) > std::max<uint64_t>(4 * Total, 1 << 20)) {
+    Sparse = true;
+    for (const ir::RankProgram &RP : S.Ranks)
+      for (const Action &A : RP.Actions)
+        if (validMb(A.Microbatch))
+          MbIndex.try_emplace(A.Microbatch, int32_t(MbIndex.size()));
+    NMK = int32_t(MbIndex.size());
+  }
+  size_t Keys = NS > 0 && NMK > 0 ? size_t(NS) * size_t(NMK) : 0;
   ProdF.assign(Keys, Event());
   ProdBI.assign(Keys, Event());
   if (Dataflow) {

@@ -366,3 +366,29 @@ TEST(Interleaved, RunsAndBeatsPlain1F1B) {
   EXPECT_FALSE(R.Deadlocked);
   EXPECT_DOUBLE_EQ(R.Makespan, D.Makespan);
 }
+
+TEST(Robustness, HugeSparseMicrobatchNumbersStaySmall) {
+  // M = 2e9 with four actions: the per-key tables must not be sized by M.
+  ScheduleBuilder B(2, 2, 1);
+  Schedule S = B.build();
+  S.Topo.Microbatches = 2000000000;
+  S.Ranks[0].Actions = {Action::compute(ActionKind::F, 1999999999, 0),
+                        Action::comm(ActionKind::SendF, 1999999999, 0, 1),
+                        Action::comm(ActionKind::RecvB, 1999999999, 0, 1),
+                        Action::compute(ActionKind::B, 1999999999, 0)};
+  S.Ranks[1].Actions = {Action::comm(ActionKind::RecvF, 1999999999, 1, 0),
+                        Action::compute(ActionKind::F, 1999999999, 1),
+                        Action::compute(ActionKind::B, 1999999999, 1),
+                        Action::comm(ActionKind::SendB, 1999999999, 1, 0)};
+  SimResult R = run(S);
+  EXPECT_FALSE(R.Deadlocked);
+  EXPECT_DOUBLE_EQ(R.Makespan, 6);
+  EXPECT_EQ(R.PeakMemory, 1);
+  // Out-of-range numbers and peers do not crash either.
+  S.Ranks[0].Actions.push_back(Action::compute(ActionKind::F, -7, 99));
+  S.Ranks[1].Actions.push_back(Action::comm(ActionKind::SendF, 3, 1, 42));
+  S.Ranks[1].Actions.push_back(Action::compute(ActionKind::B, 0, 1));
+  S.Ranks[1].Actions.back().Flags = ActionFlags::OverlapNext; // dangling
+  R = run(S);
+  EXPECT_FALSE(R.Deadlocked);
+}
