@@ -19,12 +19,14 @@ inline ir::Schedule oneFOneB(int32_t P, int32_t M) {
   for (int32_t R = 0; R < P; ++R) {
     ir::RankBuilder RB = B.rank(R);
     int32_t Warm = std::min(P - R - 1, M);
+    // Explicit stages: the builder's "only stage" lookup scans the
+    // placement, which would make building 1024 ranks quadratic.
     for (int32_t I = 0; I < Warm; ++I)
-      RB.F(I);
+      RB.F(I, R);
     for (int32_t I = 0; I < M - Warm; ++I)
-      RB.F(I + Warm).B(I);
+      RB.F(I + Warm, R).B(I, R);
     for (int32_t I = M - Warm; I < M; ++I)
-      RB.B(I);
+      RB.B(I, R);
   }
   return B.build();
 }
