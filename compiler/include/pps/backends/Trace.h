@@ -3,10 +3,11 @@
 // The outputs people look at, all from one ir::Schedule and its
 // sim::SimResult (with KeepTimes on):
 //  * Chrome trace JSON (Perfetto, chrome://tracing): one process per rank,
-//    tid 0 = compute, tid 1 = communication, complete events in trace
-//    microseconds (one time unit = 1000 us), args with microbatch, stage and
-//    kind, flow arrows from each send to its receive, receive waits as
-//    separate "wait" slices. Written through a fixed-size buffer: no
+//    tid 0 = compute, tid 1 = communication, tid 2 = receive waits (slices
+//    that would overlap on one thread move to further lanes: transfers 3, 5,
+//    ..., waits 4, 6, ...), complete events in trace microseconds (one time
+//    unit = 1000 us), args with microbatch, stage and kind, flow arrows from
+//    each send to its receive. Written through a fixed-size buffer: no
 //    allocation or string concatenation per event.
 //  * A terminal Gantt chart and a summary table.
 //  * A self-contained SVG, and an HTML page embedding it with hover details.
