@@ -55,8 +55,8 @@ struct KeyInfo {
 
 /// The unpacked state.
 struct State {
-  uint8_t Done[8][3] = {};  // [stage][kind] finished jobs
-  uint8_t RunKind[4] = {};  // 0 none, 1 + JobKind
+  uint8_t Done[8][3] = {}; // [stage][kind] finished jobs
+  uint8_t RunKind[4] = {}; // 0 none, 1 + JobKind
   uint8_t RunChunk[4] = {};
   uint8_t RunLeft[4] = {};
 
@@ -203,8 +203,8 @@ int ExactSearch::lowerBound(const State &X, int T) const {
     int Start = started(X, St, Kd);
     if (Start >= M) // the last one is running or done
       return -1;
-    int H = std::max(Pred, FreeAt[RankOf[St]] +
-                               (M - 1 - Start) * Ticks[St][Kd]);
+    int H =
+        std::max(Pred, FreeAt[RankOf[St]] + (M - 1 - Start) * Ticks[St][Kd]);
     return H;
   };
   int Pred = T;
@@ -222,8 +222,8 @@ int ExactSearch::lowerBound(const State &X, int T) const {
   return LB;
 }
 
-void ExactSearch::choose(int Rk, State &Next, uint16_t Starts,
-                         uint32_t Parent, int T, int UB) {
+void ExactSearch::choose(int Rk, State &Next, uint16_t Starts, uint32_t Parent,
+                         int T, int UB) {
   if (Found)
     return;
   if (Rk == R) {
@@ -311,8 +311,8 @@ ExactResult ExactSearch::run(const ExactOptions &Opts, double Tick) {
     for (uint32_t I = 0; I < Layers[T].size() && !Found; ++I) {
       if (++Expanded > Opts.StateBudget) {
         Res.StatesExpanded = Expanded;
-        Res.Skipped = fmt::format("state budget of {} exhausted",
-                                  Opts.StateBudget);
+        Res.Skipped =
+            fmt::format("state budget of {} exhausted", Opts.StateBudget);
         return Res;
       }
       State X = State::unpack(Layers[T][I].K, S, R);

@@ -145,8 +145,8 @@ Decision Greedy::decide(int32_t R, bool KnownOnly) const {
         Mem[R] + 1 + Reserve[S] <= P.MemoryLimit) {
       auto [A, Known] = arrival(JobKind::F, S, NF[S]);
       double St = std::max(T0, A);
-      bool Better = St < BestF.Start ||
-                    (St == BestF.Start && Pa.PreferLaterChunkF);
+      bool Better =
+          St < BestF.Start || (St == BestF.Start && Pa.PreferLaterChunkF);
       if ((Known || !KnownOnly) && (!BestF.Has || Better)) {
         BestF = {true, {JobKind::F, NF[S], S}, St};
         FKnown = Known;

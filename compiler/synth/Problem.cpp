@@ -99,8 +99,8 @@ Evaluation evaluate(const Problem &P, const Order &O, bool KeepStarts) {
           J.Mb >= P.Microbatches)
         return Fail("a job is out of range");
       if (P.rankOf(J.Stage) != R)
-        return Fail(fmt::format("job on stage {} placed on rank {}", J.Stage,
-                                R));
+        return Fail(
+            fmt::format("job on stage {} placed on rank {}", J.Stage, R));
       int32_t Id = P.index(J.Kind, J.Stage, J.Mb);
       if (Seen[Id]++)
         return Fail("a job appears twice");
@@ -189,10 +189,9 @@ Evaluation evaluate(const Problem &P, const Order &O, bool KeepStarts) {
   }
   for (int32_t R = 0; R < P.Ranks; ++R)
     E.Idle.push_back(E.Makespan - Busy[R]);
-  E.BubbleRate = E.Makespan > 0
-                     ? (P.Ranks * E.Makespan - TotalBusy) /
-                           (P.Ranks * E.Makespan)
-                     : 0.0;
+  E.BubbleRate = E.Makespan > 0 ? (P.Ranks * E.Makespan - TotalBusy) /
+                                      (P.Ranks * E.Makespan)
+                                : 0.0;
   if (KeepStarts)
     E.Start = std::move(Start);
   return E;
@@ -255,9 +254,8 @@ unsigned fillGaps(const Problem &P, Order &O) {
     for (auto [R, K] : Found)
       std::swap(O.Ranks[R][K], O.Ranks[R][K + 1]);
     Evaluation E2 = evaluate(P, O, true);
-    if (Found.size() > 1 &&
-        (!E2.Valid || E2.Makespan > E.Makespan + Eps ||
-         E2.MaxPeakMemory > E.MaxPeakMemory)) {
+    if (Found.size() > 1 && (!E2.Valid || E2.Makespan > E.Makespan + Eps ||
+                             E2.MaxPeakMemory > E.MaxPeakMemory)) {
       O = std::move(Before);
       auto [R, K] = Found.front();
       std::swap(O.Ranks[R][K], O.Ranks[R][K + 1]);
@@ -321,7 +319,9 @@ bool repairOrder(const Problem &P, Order &O, unsigned MaxMoves) {
         std::vector<Job> &Jobs = O.Ranks[R];
         int64_t Mem = 0;
         for (size_t K = 0; K < Ptr[R]; ++K)
-          Mem += Jobs[K].Kind == JobKind::F ? 1 : Jobs[K].Kind == JobKind::W ? -1 : 0;
+          Mem += Jobs[K].Kind == JobKind::F   ? 1
+                 : Jobs[K].Kind == JobKind::W ? -1
+                                              : 0;
         int64_t Peak = Mem;
         for (size_t K = Ptr[R]; K < Jobs.size(); ++K) {
           const Job &J = Jobs[K];
@@ -376,9 +376,10 @@ ir::Schedule toSchedule(const Problem &P, const Order &O,
   if (!Base) {
     S.Name = "synth";
     S.Cost.Latency = P.Latency;
-    bool Uniform = std::all_of(P.Cost.begin(), P.Cost.end(), [&](const JobCost &C) {
-      return C.F == P.Cost[0].F && C.I == P.Cost[0].I && C.W == P.Cost[0].W;
-    });
+    bool Uniform =
+        std::all_of(P.Cost.begin(), P.Cost.end(), [&](const JobCost &C) {
+          return C.F == P.Cost[0].F && C.I == P.Cost[0].I && C.W == P.Cost[0].W;
+        });
     auto ToStage = [](const JobCost &C) {
       ir::StageCost SC;
       SC.F = C.F;

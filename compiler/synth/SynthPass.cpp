@@ -1,4 +1,5 @@
-//===- SynthPass.cpp - synth: fill in a `schedule synth(memory: N)` request -===//
+//===- SynthPass.cpp - synth: fill in a `schedule synth(memory: N)` request
+//-===//
 #include "pps/synth/SynthPass.h"
 
 #include "pps/synth/Algorithms.h"
@@ -20,14 +21,21 @@ public:
 };
 
 void SynthPass::run(ir::Schedule &S, passes::PassContext &Ctx) {
+  runSynthRequest(S, Ctx.Diags);
+}
+
+} // namespace
+
+bool runSynthRequest(ir::Schedule &S, DiagnosticEngine &Diags, Result *Out) {
   if (!S.Synth)
-    return;
+    return true;
   const ir::SynthRequest &Req = *S.Synth;
   LocId Loc = Req.Loc ? Req.Loc : S.DeclLoc;
+  const int64_t Limit = Req.MemoryLimit;
   if (S.numActions() != 0) {
-    Ctx.Diags.report(DiagKind::InvalidValue, Loc,
-                     "a synthesised pipeline cannot also list actions");
-    return;
+    Diags.report(DiagKind::InvalidValue, Loc,
+                 "a synthesised pipeline cannot also list actions");
+    return false;
   }
   SynthOptions Opts;
   for (const auto &[Name, Value] : Req.Args) {
@@ -35,36 +43,37 @@ void SynthPass::run(ir::Schedule &S, passes::PassContext &Ctx) {
       Opts.UseExact = Value != 0;
       continue;
     }
-    Ctx.Diags.report(DiagKind::InvalidValue, Loc,
-                     fmt::format("unknown synth argument '{}' (expected "
-                                 "memory or exact)",
-                                 Name));
-    return;
+    Diags.report(DiagKind::InvalidValue, Loc,
+                 fmt::format("unknown synth argument '{}' (expected "
+                             "memory or exact)",
+                             Name));
+    return false;
   }
   Problem P = Problem::fromSchedule(S, Req.MemoryLimit);
   std::string Bad = P.validate();
   if (!Bad.empty()) {
-    Ctx.Diags.report(DiagKind::InvalidValue, Loc, Bad);
-    return;
+    Diags.report(DiagKind::InvalidValue, Loc, Bad);
+    return false;
   }
   std::string Why;
   std::optional<Result> R = synthesize(P, Opts, &Why);
   if (!R) {
-    Ctx.Diags.report(DiagKind::SynthInfeasible, Loc, Why);
-    return;
+    Diags.report(DiagKind::SynthInfeasible, Loc, Why);
+    return false;
   }
-  ir::Schedule Out = toSchedule(P, R->Ord, &S);
+  ir::Schedule Filled = toSchedule(P, R->Ord, &S);
   S.resetRanks();
-  for (size_t Rk = 0; Rk < Out.Ranks.size() && Rk < S.Ranks.size(); ++Rk) {
-    S.Ranks[Rk].Actions = std::move(Out.Ranks[Rk].Actions);
+  for (size_t Rk = 0; Rk < Filled.Ranks.size() && Rk < S.Ranks.size(); ++Rk) {
+    S.Ranks[Rk].Actions = std::move(Filled.Ranks[Rk].Actions);
     for (ir::Action &A : S.Ranks[Rk].Actions)
       A.Loc = Loc; // diagnostics on synthesised actions point at the request
   }
-  S.MemoryLimit = Req.MemoryLimit;
+  S.MemoryLimit = Limit;
   S.Synth.reset();
+  if (Out)
+    *Out = std::move(*R);
+  return true;
 }
-
-} // namespace
 
 std::unique_ptr<passes::Pass> createSynthPass() {
   return std::make_unique<SynthPass>();

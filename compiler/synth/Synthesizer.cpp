@@ -72,11 +72,9 @@ std::optional<Result> synthesize(const Problem &P, const SynthOptions &Opts,
   // Polish the heuristics' best with adjacent swaps (small problems: each
   // evaluation is linear in the jobs).
   if (Best && Opts.UseHeuristics &&
-      Best->Eval.Makespan > makespanLowerBound(P) + 1e-9 &&
-      P.numJobs() <= 3000)
+      Best->Eval.Makespan > makespanLowerBound(P) + 1e-9 && P.numJobs() <= 3000)
     improveBySwaps(P, *Best, /*MaxEvals=*/20000);
-  bool MeetsBound =
-      Best && Best->Eval.Makespan <= makespanLowerBound(P) + 1e-9;
+  bool MeetsBound = Best && Best->Eval.Makespan <= makespanLowerBound(P) + 1e-9;
   if (MeetsBound)
     Best->Algorithm += " (optimal: meets the lower bound)";
   if (Opts.UseExact && !MeetsBound && exactApplies(P)) {

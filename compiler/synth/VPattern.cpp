@@ -201,9 +201,8 @@ bool PatternSchedule::warmup(Rows &S, int MM) {
           }
         }
         for (int X = J; X < Len; ++X)
-          if (Row[X] == 'F' &&
-              (CF < CFF || CF < CntF[I] ||
-               CF - CntF[I] + CFF - CntFF[I] < CW - 1)) {
+          if (Row[X] == 'F' && (CF < CFF || CF < CntF[I] ||
+                                CF - CntF[I] + CFF - CntFF[I] < CW - 1)) {
             Row[X] = ' ';
             ++CF;
           }

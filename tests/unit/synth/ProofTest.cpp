@@ -50,9 +50,8 @@ Problem loopProblem(const CostCase &C, int64_t Mem) {
 }
 
 TEST(SynthProof, LoopNeverWorseThanZeroBubbleAndOptimal) {
-  fmt::print("{:<30} {:>4} {:>8} {:>8} {:>8} {:>8} {:>8}\n",
-             "costs (p=4, m=8)", "mem", "zb", "greedy", "heur", "synth",
-             "exact");
+  fmt::print("{:<30} {:>4} {:>8} {:>8} {:>8} {:>8} {:>8}\n", "costs (p=4, m=8)",
+             "mem", "zb", "greedy", "heur", "synth", "exact");
   for (const CostCase &C : Cases)
     for (int64_t Mem = 3; Mem <= 8; ++Mem) {
       SCOPED_TRACE(fmt::format("{} memory {}", C.Name, Mem));
@@ -148,8 +147,8 @@ bool stdlibFigures(const std::string &Name, JobCost C, double &Makespan,
   DiagnosticEngine Diags(SM);
   frontend::FrontendOptions FO;
   FO.ImportPaths.push_back(PPS_SOURCE_DIR "/stdlib");
-  std::optional<ir::Schedule> S = frontend::compileBuffer("t.pps", Text, SM,
-                                                          Diags, FO);
+  std::optional<ir::Schedule> S =
+      frontend::compileBuffer("t.pps", Text, SM, Diags, FO);
   if (!S)
     return false;
   sim::SimOptions Opts;
@@ -209,8 +208,8 @@ TEST(SynthProof, EverySynthesisedScheduleLintsClean) {
 
 TEST(SynthProof, LargerSizesStayFeasibleAndBeatZeroBubble) {
   for (int P : {8, 16})
-    for (int64_t Mem : {int64_t(P - 1), int64_t(P), int64_t(3 * P / 2),
-                        int64_t(2 * P)}) {
+    for (int64_t Mem :
+         {int64_t(P - 1), int64_t(P), int64_t(3 * P / 2), int64_t(2 * P)}) {
       Problem Pr = Problem::make(P, 2 * P, ir::Placement::Loop, {1, 1, 1}, Mem);
       std::optional<Result> G = greedyList(Pr);
       std::optional<Result> Zb = zeroBubbleHeuristic(Pr);

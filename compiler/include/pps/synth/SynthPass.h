@@ -19,8 +19,16 @@
 #pragma once
 
 #include "pps/passes/PassManager.h"
+#include "pps/synth/Algorithms.h"
 
 namespace pps::synth {
+
+/// What the pass does, for callers that also want the result's figures
+/// and algorithm (ppsc synth): fills S from its request. False (with a
+/// diagnostic) if the request cannot be met; true and nothing done if S
+/// has no request.
+bool runSynthRequest(ir::Schedule &S, DiagnosticEngine &Diags,
+                     Result *Out = nullptr);
 
 /// The synth pass ("synth").
 std::unique_ptr<passes::Pass> createSynthPass();
