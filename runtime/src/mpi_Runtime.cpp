@@ -177,7 +177,25 @@ void MpiTransport::onStall() {
   std::abort();
 }
 
+/// Pause policy of the polling loops: spin, then yield the core (the peer may
+/// need it on an oversubscribed machine), and only after 10 ms of waiting
+/// sleep briefly, so a long wait does not burn a core but a short one stays
+/// fast.
+static void pause(uint64_t I, std::chrono::steady_clock::time_point &Since) {
+  if (I < 128)
+    return;
+  if (I == 128)
+    Since = std::chrono::steady_clock::now();
+  if (I % 256 != 0 ||
+      std::chrono::steady_clock::now() - Since < std::chrono::milliseconds(10)) {
+    std::this_thread::yield();
+    return;
+  }
+  std::this_thread::sleep_for(std::chrono::microseconds(50));
+}
+
 void MpiTransport::waitRaw(MPI_Request &Req) {
+  std::chrono::steady_clock::time_point Since;
   for (uint64_t I = 0;; ++I) {
     int Flag = 0;
     MPI_Test(&Req, &Flag, MPI_STATUS_IGNORE);
@@ -187,14 +205,12 @@ void MpiTransport::waitRaw(MPI_Request &Req) {
       poll();
     if (RS.aborted())
       throw Aborted();
-    if (I > 256)
-      std::this_thread::yield();
-    if (I > 20000)
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    pause(I, Since);
   }
 }
 
 void MpiTransport::wait(int32_t Self, Request &R) {
+  std::chrono::steady_clock::time_point Since;
   for (uint64_t I = 0;; ++I) {
     if (test(Self, R))
       return;
@@ -202,11 +218,7 @@ void MpiTransport::wait(int32_t Self, Request &R) {
       poll();
     if (RS.aborted())
       throw Aborted();
-    // On an oversubscribed machine the peer needs this core.
-    if (I > 256)
-      std::this_thread::yield();
-    if (I > 20000)
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    pause(I, Since);
   }
 }
 
