@@ -26,6 +26,9 @@ MpiTransport::MpiTransport(RunState &RS, MPI_Comm Comm, bool Rendezvous)
     : RS(RS), Rendezvous(Rendezvous) {
   MPI_Comm_dup(Comm, &Data);
   MPI_Comm_dup(Comm, &Ctrl);
+  // Errors (e.g. a message longer than the receive the kernels sized) come
+  // back as codes and are reported with the action, not as an abort.
+  MPI_Comm_set_errhandler(Data, MPI_ERRORS_RETURN);
   MPI_Comm_rank(Data, &Me);
   MPI_Comm_size(Data, &Size);
   int *Ub = nullptr, Flag = 0;
@@ -89,8 +92,17 @@ bool MpiTransport::test(int32_t Self, Request &R) {
   MPI_Status St;
   int Rc = MPI_Test(&Reqs[size_t(R.impl)], &Flag, &St);
   if (Rc != MPI_SUCCESS) {
-    RS.fail(ExitError, fmt::format("rank {}: MPI error on `{}`", Self,
-                                   formatAction(R.action)));
+    char Text[MPI_MAX_ERROR_STRING];
+    int Len = 0;
+    int Code = Rc == MPI_ERR_IN_STATUS ? St.MPI_ERROR : Rc;
+    MPI_Error_string(Code, Text, &Len);
+    RS.fail(ExitError,
+            fmt::format("rank {}: `{}` failed in MPI: {}{}", Self,
+                        formatAction(R.action), std::string(Text, size_t(Len)),
+                        isRecv(R.action.kind)
+                            ? fmt::format(" (the kernels expect {} bytes)",
+                                          R.bytes)
+                            : std::string()));
     throw Aborted();
   }
   if (!Flag)
