@@ -72,8 +72,9 @@ TEST(Trace, ChromeTraceIsValidJsonWithFlowPairs) {
       if (Tid == 0)
         ++Computes;
       auto &End = LastEnd[{Pid, Tid}];
-      if (Tid != 0) // comm lanes are assigned so slices never overlap
+      if (Tid != 0) { // comm lanes are assigned so slices never overlap
         EXPECT_LE(End, Ts + 1e-6) << Pid << "/" << Tid;
+      }
       End = std::max(End, Ts + Dur);
       const llvm::json::Object *Args = O->getObject("args");
       ASSERT_TRUE(Args);
