@@ -125,7 +125,7 @@ static std::string problemFromFlags(synth::Problem &P) {
   else
     return fmt::format("--placement must be loop or v, got '{}'",
                        PlacementOpt.getValue());
-  if (opts::Ranks > 4096 || opts::Microbatches > 1'000'000)
+  if (opts::Ranks > 1024 || opts::Microbatches > 100000)
     return "--ranks and --microbatches are too large";
   synth::JobCost C;
   if (!CostOpt.empty()) {
@@ -155,7 +155,7 @@ static std::string problemFromFlags(synth::Problem &P) {
       return fmt::format("--stage-cost '{}': {}", SC, Err);
     P.Cost[Stage] = SCost;
   }
-  return {};
+  return P.validate();
 }
 
 static std::string num(double V) {

@@ -382,8 +382,9 @@ bool exactApplies(const Problem &P, std::string *Why) {
     return No(P.validate());
   if (P.Ranks > 4 || P.Microbatches > 8 || P.Stages > 8)
     return No("exact search runs for ranks <= 4, microbatches <= 8");
-  if (P.Stages > 2 * P.Ranks)
-    return No("exact search handles at most two stages per rank");
+  for (int32_t R = 0; R < P.Ranks; ++R)
+    if (P.stagesOf(R).size() > 2)
+      return No("exact search handles at most two stages per rank");
   if (P.Latency != 0)
     return No("exact search needs zero communication latency");
   if (findTick(P) == 0)

@@ -33,10 +33,10 @@ Problem Problem::fromSchedule(const ir::Schedule &S, int64_t MemoryLimit) {
   P.Microbatches = S.Topo.Microbatches;
   P.Place = S.Topo.Place;
   P.StageToRank.assign(S.Topo.StageToRank.begin(), S.Topo.StageToRank.end());
-  for (int32_t St = 0; St < P.Stages; ++St) {
-    const ir::StageCost &C = S.Cost.stage(St);
-    P.Cost.push_back({C.F, C.I, C.W});
-  }
+  for (int32_t St = 0; St < P.Stages; ++St)
+    P.Cost.push_back({S.Cost.computeCost(ir::ActionKind::F, St),
+                      S.Cost.computeCost(ir::ActionKind::I, St),
+                      S.Cost.computeCost(ir::ActionKind::W, St)});
   P.Latency = S.Cost.messageTime(ir::ActionKind::SendF);
   P.MemoryLimit = MemoryLimit;
   return P;
@@ -74,6 +74,10 @@ std::string Problem::validate() const {
       return "synthesis needs positive, finite F and I costs and W >= 0";
   if (!(Latency >= 0) || !std::isfinite(Latency))
     return "the communication latency must be finite and >= 0";
+  if (int64_t(Stages) * Microbatches > 1'000'000)
+    return fmt::format("synthesis handles up to 1M (stage, microbatch) pairs, "
+                       "got {} stages x {} microbatches",
+                       Stages, Microbatches);
   if (MemoryLimit < 1)
     return fmt::format("the memory limit must be at least 1, got {}",
                        MemoryLimit);

@@ -118,6 +118,25 @@ TEST(SynthProof, ExactSearchIsOptimalOnTinyCases) {
   EXPECT_FALSE(Big.Skipped.empty());
 }
 
+TEST(SynthProof, ExplicitPlacementWithThreeStagesOnARank) {
+  // Stages 0, 1, 2 on rank 0 and stage 3 on rank 1: the exact search says
+  // it does not apply (at most two per rank); the greedy handles it.
+  Problem P = Problem::make(2, 4, ir::Placement::Loop, {1, 1, 1}, 6);
+  P.Stages = 4;
+  P.StageToRank = {0, 0, 0, 1};
+  P.Cost.assign(4, {1, 1, 1});
+  P.Place = ir::Placement::Explicit;
+  ASSERT_EQ(P.validate(), "");
+  std::string Why;
+  EXPECT_FALSE(exactApplies(P, &Why));
+  EXPECT_NE(Why.find("two stages per rank"), std::string::npos) << Why;
+  std::optional<Result> R = synthesize(P, {});
+  ASSERT_TRUE(R);
+  EXPECT_LE(R->Eval.MaxPeakMemory, 6);
+  ir::Schedule S = toSchedule(P, R->Ord);
+  EXPECT_EQ(test::lowerAndLint(S), "");
+}
+
 TEST(SynthProof, VPatternGapOnSmallV) {
   // V placement, p = 2, m = 4: the pattern search and greedy against exact.
   for (int64_t Mem = 2; Mem <= 4; ++Mem) {
