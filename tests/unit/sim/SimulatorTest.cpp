@@ -392,3 +392,32 @@ TEST(Robustness, HugeSparseMicrobatchNumbersStaySmall) {
   R = run(S);
   EXPECT_FALSE(R.Deadlocked);
 }
+
+TEST(Comm, BatchCompletesAsAWholeAcrossPeers) {
+  ScheduleBuilder B(3, 3, 1);
+  B.rank(0).F(0).comm(ActionKind::SendF, 0, 0, 1).comm(ActionKind::RecvB, 0, 0, 1).B(0);
+  B.rank(1).comm(ActionKind::RecvF, 0, 1, 0).F(0)
+      .comm(ActionKind::SendF, 0, 1, 2).comm(ActionKind::RecvB, 0, 1, 2) // one batch
+      .B(0).comm(ActionKind::SendB, 0, 1, 0);
+  B.rank(2).comm(ActionKind::RecvF, 0, 2, 1).F(0).B(0).comm(ActionKind::SendB, 0, 2, 1);
+  Schedule S = B.build();
+  S.Cost.Latency = 1;
+  SimResult Bt = run(S, comms(CommModel::Batched));
+  SimResult Rv = run(S, comms(CommModel::Rendezvous));
+  SimResult Bk = run(S, comms(CommModel::Batched, true));
+  for (const SimResult *R : {&Bt, &Rv, &Bk}) {
+    EXPECT_FALSE(R->Deadlocked);
+    EXPECT_DOUBLE_EQ(R->Makespan, 13);
+  }
+  // The send to rank 2 transfers [3,4] either way, but under batched it
+  // completes with the receive from rank 2 in its batch, at 8.
+  EXPECT_DOUBLE_EQ(Rv.Times[1].TransferStart[2], 3);
+  EXPECT_DOUBLE_EQ(Rv.Times[1].End[2], 4);
+  EXPECT_DOUBLE_EQ(Bt.Times[1].TransferStart[2], 3);
+  EXPECT_DOUBLE_EQ(Bt.Times[1].End[2], 8);
+  EXPECT_DOUBLE_EQ(Bt.Times[1].End[3], 8);
+  EXPECT_DOUBLE_EQ(Bk.Times[1].End[2], 8);
+  // The rank's receive of B0 waited from 3 (posted with the batch) to 7.
+  EXPECT_DOUBLE_EQ(Bt.Times[1].Start[3], 3);
+  EXPECT_DOUBLE_EQ(Bt.Times[1].TransferStart[3], 7);
+}
