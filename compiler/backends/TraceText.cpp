@@ -73,7 +73,7 @@ void writeGantt(const ir::Schedule &S, const sim::SimResult &R,
   // Axis: a tick every 10 columns with its time.
   std::string Axis(LabelW + Cols + 12, ' ');
   for (unsigned C = 0; C <= Cols; C += 10) {
-    std::string L = fmtTime(C * Scale);
+    std::string L = Scale == 1.0 ? fmtTime(C) : fmt::format("{:.4g}", C * Scale);
     for (size_t K = 0; K < L.size() && LabelW + C + K < Axis.size(); ++K)
       Axis[LabelW + C + K] = L[K];
   }
