@@ -8,9 +8,8 @@ namespace pps::ir {
 int32_t RankBuilder::resolveStage(int32_t Stage) const {
   if (Stage >= 0)
     return Stage;
-  auto Stages = S.Topo.stagesOf(Rank);
-  assert(Stages.size() == 1 && "rank holds several stages: give the stage");
-  return Stages.front();
+  assert(OnlyStage >= 0 && "rank holds several stages: give the stage");
+  return OnlyStage;
 }
 
 RankBuilder &RankBuilder::compute(ActionKind K, int32_t Mb, int32_t Stage) {
@@ -64,11 +63,24 @@ ScheduleBuilder::ScheduleBuilder(int32_t Ranks, int32_t Stages,
   assert(Ok && "placement does not fit ranks and stages");
   (void)Ok;
   S.resetRanks();
+  computeOnlyStages();
+}
+
+void ScheduleBuilder::computeOnlyStages() {
+  OnlyStage.assign(S.Topo.Ranks, -1);
+  std::vector<int32_t> Count(S.Topo.Ranks, 0);
+  for (int32_t St = 0; St < int32_t(S.Topo.StageToRank.size()); ++St) {
+    int32_t R = S.Topo.StageToRank[St];
+    if (R < 0 || R >= S.Topo.Ranks)
+      continue;
+    OnlyStage[R] = ++Count[R] == 1 ? St : -1;
+  }
 }
 
 ScheduleBuilder &ScheduleBuilder::placement(llvm::ArrayRef<int32_t> Map) {
   S.Topo.Place = Placement::Explicit;
   S.Topo.StageToRank.assign(Map.begin(), Map.end());
+  computeOnlyStages();
   return *this;
 }
 ScheduleBuilder &ScheduleBuilder::name(std::string N) {
@@ -99,7 +111,7 @@ ScheduleBuilder &ScheduleBuilder::memoryLimit(int64_t Limit) {
 }
 RankBuilder ScheduleBuilder::rank(int32_t R) {
   assert(R >= 0 && R < S.Topo.Ranks && "rank out of range");
-  return RankBuilder(S, R);
+  return RankBuilder(S, R, OnlyStage[R]);
 }
 
 } // namespace pps::ir

@@ -15,6 +15,8 @@
 
 #include "pps/ir/Schedule.h"
 
+#include <vector>
+
 namespace pps::ir {
 
 class ScheduleBuilder;
@@ -41,10 +43,13 @@ public:
 
 private:
   friend class ScheduleBuilder;
-  RankBuilder(Schedule &S, int32_t Rank) : S(S), Rank(Rank) {}
+  RankBuilder(Schedule &S, int32_t Rank, int32_t OnlyStage)
+      : S(S), Rank(Rank), OnlyStage(OnlyStage) {}
   int32_t resolveStage(int32_t Stage) const;
   Schedule &S;
   int32_t Rank;
+  int32_t OnlyStage; // the rank's only stage, or -1 if it holds several
+
 };
 
 class ScheduleBuilder {
@@ -67,6 +72,10 @@ public:
 
 private:
   Schedule S;
+  /// Per rank: its only stage, or -1 (several or none). Rebuilt when the
+  /// placement changes, so a stage-less call costs O(1).
+  std::vector<int32_t> OnlyStage;
+  void computeOnlyStages();
 };
 
 } // namespace pps::ir
