@@ -40,6 +40,10 @@ struct Params {
   int Base = 1;
   double SlackFrac = 0;
   bool PreferLaterChunkF = true;
+  /// With several stages per rank: count a microbatch as in flight from
+  /// its first chunk's F to its last chunk's F (true), or to its first
+  /// chunk's I (false).
+  bool ToLastF = false;
 };
 
 struct Decision {
@@ -208,10 +212,12 @@ void Greedy::commit(int32_t R, const Decision &D) {
     ++Mem[R];
     if (Reserve[J.Stage] + 1 == int32_t(StagesOf[R].size()))
       ++Outstanding[R];
+    else if (Pa.ToLastF && Reserve[J.Stage] == 0)
+      --Outstanding[R];
     break;
   case JobKind::I:
     ++NI[J.Stage];
-    if (Reserve[J.Stage] + 1 == int32_t(StagesOf[R].size()))
+    if (!Pa.ToLastF && Reserve[J.Stage] + 1 == int32_t(StagesOf[R].size()))
       --Outstanding[R];
     break;
   case JobKind::W:
@@ -301,9 +307,9 @@ bool Greedy::run(Order &Out) {
 std::optional<Result> greedyList(const Problem &P) {
   std::optional<Result> Best;
   // The full sweep is 13 warm-up rules x 4 slacks (x 2 chunk orders with
-  // several stages per rank); large problems sweep a coarser grid so the
-  // list scheduler stays near linear time overall.
-  bool Large = P.numJobs() > 6000;
+  // several stages per rank, x 2 in-flight counts); above 2000 jobs a coarser
+  // grid so the list scheduler stays near linear time overall.
+  bool Large = P.numJobs() > 2000;
   llvm::SmallVector<int, 4> Bases = {0, 1, 2, 3};
   llvm::SmallVector<double, 4> Slacks = {0.0, 0.5, 1.0, 1e9};
   if (Large) {
@@ -315,10 +321,13 @@ std::optional<Result> greedyList(const Problem &P) {
       if (K == 0 && Base > 0)
         continue;
       for (double Slack : Slacks)
-        for (bool Later : {true, false}) {
-          if (!Later && (P.Stages == P.Ranks || Large))
+        for (int Mode = 0; Mode < 4; ++Mode) {
+          bool Later = Mode % 2 == 0, ToLastF = Mode >= 2;
+          if ((!Later || ToLastF) && P.Stages == P.Ranks)
             continue;
-          Params Pa{K, Base, Slack, Later};
+          if (Large && Mode != 2 && P.Stages != P.Ranks)
+            continue; // large, several stages per rank: the best mode only
+          Params Pa{K, Base, Slack, Later, ToLastF};
           Order O;
           if (!Greedy(P, Pa).run(O))
             continue;
@@ -327,9 +336,10 @@ std::optional<Result> greedyList(const Problem &P) {
             continue;
           if (!Best || better(E, Best->Eval))
             Best = Result{std::move(O), std::move(E),
-                          fmt::format("greedy(k={},base={},slack={},{})", K,
+                          fmt::format("greedy(k={},base={},slack={},{}{})", K,
                                       Base, Slack >= 1e9 ? -1.0 : Slack,
-                                      Later ? "late-first" : "early-first")};
+                                      Later ? "late-first" : "early-first",
+                                      ToLastF ? ",to-last-f" : "")};
         }
     }
   return Best;

@@ -65,15 +65,20 @@ std::optional<Result> synthesize(const Problem &P, const SynthOptions &Opts,
       Best = std::move(R);
   };
   if (Opts.UseHeuristics) {
-    Offer(greedyList(P));
-    if (P.Place == ir::Placement::V)
-      Offer(vPatternSearch(P));
+    // Each heuristic's best, polished by adjacent swaps on small problems
+    // (each evaluation is linear in the jobs); polishing both matters, as
+    // the better start does not always polish to the better end.
+    double LB = makespanLowerBound(P);
+    for (int Alg = 0; Alg < 2; ++Alg) {
+      std::optional<Result> R =
+          Alg == 0 ? greedyList(P)
+                   : (P.Place == ir::Placement::V ? vPatternSearch(P)
+                                                  : std::nullopt);
+      if (R && R->Eval.Makespan > LB + 1e-9 && P.numJobs() <= 3000)
+        improveBySwaps(P, *R, /*MaxEvals=*/20000);
+      Offer(std::move(R));
+    }
   }
-  // Polish the heuristics' best with adjacent swaps (small problems: each
-  // evaluation is linear in the jobs).
-  if (Best && Opts.UseHeuristics &&
-      Best->Eval.Makespan > makespanLowerBound(P) + 1e-9 && P.numJobs() <= 3000)
-    improveBySwaps(P, *Best, /*MaxEvals=*/20000);
   bool MeetsBound = Best && Best->Eval.Makespan <= makespanLowerBound(P) + 1e-9;
   if (MeetsBound)
     Best->Algorithm += " (optimal: meets the lower bound)";
