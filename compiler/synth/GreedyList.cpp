@@ -5,10 +5,12 @@
 // commits it; the decisions of the ranks it feeds are then recomputed. A
 // rank chooses by a small rule with three parameters:
 //
-//  * Warm(r): how many microbatches may be between their F and their I on
-//    rank r (K * (P - 1 - r) + Base, capped by the memory limit; K = 0
-//    means "as many as memory allows"). Below it the rank prefers F, at or
-//    above it only I (1F1B-like once warm).
+//  * Warm(r): how many microbatches may be in flight on rank r
+//    (K * (P - 1 - r) * V + Base for V stages per rank, capped by the
+//    memory limit; K = 0 means "as many as memory allows"). Below it the
+//    rank prefers F, at or above it only I (1F1B-like once warm). A
+//    microbatch is in flight from its first chunk's F to that chunk's I, or
+//    (a variant for several stages per rank) to its last chunk's F.
 //  * Slack: a pending W (which frees memory and never gates another rank)
 //    is started when it ends no later than Slack after the next F/I could
 //    start, i.e. W fills bubbles; Slack = 0 fills only true gaps.
@@ -17,9 +19,11 @@
 //    schedule cannot fill memory with work it cannot finish.
 //
 // When a job's producer is not placed yet its arrival is bounded below by
-// the producer rank's free time plus the producer's cost (and latency); a
-// rank never commits a job whose arrival is unknown, but may fill the gap
-// before it with a W. The sweep keeps the best variant by makespan.
+// following the producer chain (each producer no earlier than its rank is
+// free, plus its cost and latency); a rank does not commit a job whose
+// arrival is unknown, but may fill the gap before it with a W. If every
+// rank waits on such bounds, the earliest job whose input is known is
+// committed. The sweep keeps the best variant by makespan.
 //
 //===----------------------------------------------------------------------===//
 #include "pps/synth/Algorithms.h"
@@ -81,9 +85,6 @@ private:
   std::vector<llvm::SmallVector<int32_t, 4>> StagesOf;
   /// Per stage: stages on the same rank later in the pipeline.
   std::vector<int32_t> Reserve;
-  /// Per stage: the least time from the end of F(m,s) to the arrival of
-  /// I(m,s)'s input (the forward below s and the backward back up).
-  std::vector<double> RoundTrip;
   Order *Ord = nullptr;
 };
 
@@ -253,10 +254,6 @@ bool Greedy::run(Order &Out) {
                           : int64_t(Pa.K) * (Ranks - 1 - R) * Chunks + Pa.Base;
     Warm[R] = std::clamp<int64_t>(W, 1, P.MemoryLimit);
   }
-  RoundTrip.assign(S, 0.0);
-  for (int32_t St = S - 2; St >= 0; --St)
-    RoundTrip[St] = RoundTrip[St + 1] + 2 * lat(St, St + 1) +
-                    P.cost(JobKind::F, St + 1) + P.cost(JobKind::I, St + 1);
   if (Pa.PreferLaterChunkF)
     for (auto &L : StagesOf) // visit later chunks first so ties go to them
       std::reverse(L.begin(), L.end());
