@@ -231,6 +231,11 @@ bool preScan(const std::vector<antlr4::Token *> &Tokens, llvm::StringRef Orig,
   return true;
 }
 
+bool isIdentChar(char C) {
+  return (C >= 'a' && C <= 'z') || (C >= 'A' && C <= 'Z') ||
+         (C >= '0' && C <= '9') || C == '_';
+}
+
 /// Rejects nesting the parser, transformer and evaluator could not take,
 /// before ANTLR sees the text: a scan of the raw bytes (skipping comments
 /// and strings) so 10 MB of brackets cost milliseconds, not gigabytes of
@@ -238,6 +243,7 @@ bool preScan(const std::vector<antlr4::Token *> &Tokens, llvm::StringRef Orig,
 bool rawNestingScan(llvm::StringRef Text, SourceManager &SM,
                     DiagnosticEngine &Diags, FileId File) {
   unsigned Depth = 0, Ops = 0;
+  unsigned ElseIfs[MaxNesting + 2] = {0};
   uint32_t Line = 1, Col = 1;
   auto Fail = [&](std::string Msg) {
     Diags.report(DiagKind::NestingTooDeep, SM.getLoc(File, Line, Col),
@@ -277,10 +283,25 @@ bool rawNestingScan(llvm::StringRef Text, SourceManager &SM,
         ++Line, Col = 0;
       continue;
     }
+    // `if .. else if .. else if ..` nests one level per `else if` in the
+    // parse tree without nesting brackets: count chains per depth.
+    if (C == 'e' && Text.substr(I).startswith("else") &&
+        (I == 0 || !isIdentChar(Text[I - 1]))) {
+      size_t J = I + 4;
+      while (J < E && (Text[J] == ' ' || Text[J] == '\t' || Text[J] == '\n' ||
+                       Text[J] == '\r'))
+        ++J;
+      if (Text.substr(J).startswith("if") &&
+          (J + 2 >= E || !isIdentChar(Text[J + 2])) &&
+          ++ElseIfs[Depth] > MaxNesting * 10)
+        return Fail(fmt::format("more than {} 'else if' in one chain",
+                                MaxNesting * 10));
+    }
     switch (C) {
     case '(': case '[': case '{':
       if (++Depth > MaxNesting)
         return Fail(fmt::format("brackets nested more than {} deep", MaxNesting));
+      ElseIfs[Depth] = 0;
       if (C == '{')
         Ops = 0;
       continue;
@@ -291,6 +312,7 @@ bool rawNestingScan(llvm::StringRef Text, SourceManager &SM,
       continue;
     case ';':
       Ops = 0;
+      ElseIfs[Depth] = 0;
       continue;
     default:
       break;
@@ -303,7 +325,9 @@ bool rawNestingScan(llvm::StringRef Text, SourceManager &SM,
     while (J + 1 < E && IsOp(Text[J + 1]))
       ++J;
     llvm::StringRef Run = Text.slice(I, J + 1);
-    if (Run != "->" && Run != "<-" && ++Ops > MaxOperatorsPerStatement)
+    // Every character counts: `!!!!x` nests as deep as its length.
+    if (Run != "->" && Run != "<-" &&
+        (Ops += unsigned(Run.size())) > MaxOperatorsPerStatement)
       return Fail(fmt::format("expression with more than {} operators",
                               MaxOperatorsPerStatement));
     Col += uint32_t(J - I);

@@ -100,11 +100,15 @@ void Sema::checkModule(Module &M) {
 void Sema::popScope(std::pair<size_t, size_t> ScopeMark) {
   size_t Mark = ScopeMark.first;
   Cur->ScopeStart = ScopeMark.second;
-  for (size_t I = Mark; I < Cur->Locals.size(); ++I) {
+  for (size_t I = Cur->Locals.size(); I-- > Mark;) {
     Local &L = Cur->Locals[I];
     if (L.Warn && !L.Used && !llvm::StringRef(L.Name).startswith("_"))
       Diags.report(DiagKind::UnusedValue, L.Loc,
                    fmt::format("'{}' is never used", L.Name));
+    auto It = Cur->ByName.find(L.Name);
+    It->second.pop_back();
+    if (It->second.empty())
+      Cur->ByName.erase(It);
   }
   Cur->Locals.resize(Mark);
   // Slots are reused by sibling scopes; the frame keeps the maximum.
@@ -122,15 +126,16 @@ int32_t Sema::declare(Binder &B, bool WarnUnused) {
                              B.Name));
   }
   // A name may shadow an outer one, but not one of the same scope.
-  for (size_t I = Cur->ScopeStart; I < Cur->Locals.size(); ++I)
-    if (Cur->Locals[I].Name == B.Name && !B.Reserved) {
-      Diags
-          .report(DiagKind::DuplicateDefinition, B.Loc,
-                  fmt::format("'{}' is already declared in this block", B.Name))
-          .note(Cur->Locals[I].Loc, "declared here");
-      Cur->Locals[I].Used = true; // one report is enough
-      break;
-    }
+  auto &Stack = Cur->ByName[B.Name];
+  if (!Stack.empty() && Stack.back() >= Cur->ScopeStart && !B.Reserved) {
+    Local &Prev = Cur->Locals[Stack.back()];
+    Diags
+        .report(DiagKind::DuplicateDefinition, B.Loc,
+                fmt::format("'{}' is already declared in this block", B.Name))
+        .note(Prev.Loc, "declared here");
+    Prev.Used = true; // one report is enough
+  }
+  Stack.push_back(uint32_t(Cur->Locals.size()));
   B.Slot = Cur->NextSlot++;
   Cur->MaxSlot = std::max(Cur->MaxSlot, Cur->NextSlot);
   Cur->Locals.push_back({B.Name, B.Slot, B.Loc, false, WarnUnused});
@@ -139,6 +144,9 @@ int32_t Sema::declare(Binder &B, bool WarnUnused) {
 
 void Sema::suggest(Diagnostic &D, llvm::StringRef Name,
                    llvm::ArrayRef<std::string> Candidates) {
+  // Bounded so a file full of unknown names stays linear.
+  if (++Suggestions > 100 || Candidates.size() > 100000)
+    return;
   std::string Best;
   unsigned BestDist = ~0u;
   for (const std::string &C : Candidates) {
@@ -345,21 +353,17 @@ void Sema::checkActions(std::vector<ActionNode> &As) {
 }
 
 bool Sema::isDeclared(llvm::StringRef Name) const {
-  for (const Local &L : Cur->Locals)
-    if (L.Name == Name)
-      return true;
-  return false;
+  return Cur->ByName.count(Name) != 0;
 }
 
 void Sema::checkName(NameExpr &N) {
-  for (size_t I = Cur->Locals.size(); I-- > 0;) {
-    Local &L = Cur->Locals[I];
-    if (L.Name == N.Name) {
-      L.Used = true;
-      N.Res = NameRes::Local;
-      N.Slot = L.Slot;
-      return;
-    }
+  auto It = Cur->ByName.find(N.Name);
+  if (It != Cur->ByName.end()) {
+    Local &L = Cur->Locals[It->second.back()];
+    L.Used = true;
+    N.Res = NameRes::Local;
+    N.Slot = L.Slot;
+    return;
   }
   Builtin B = lookupBuiltin(N.Name);
   if (isConstant(B)) {
@@ -369,6 +373,8 @@ void Sema::checkName(NameExpr &N) {
   }
   auto &D = Diags.report(DiagKind::UnknownName, N.Loc,
                          fmt::format("unknown name '{}'", N.Name));
+  if (Suggestions >= 100)
+    return;
   std::vector<std::string> Cands = {"P", "S", "M", "V"};
   for (Local &L : Cur->Locals)
     Cands.push_back(L.Name);

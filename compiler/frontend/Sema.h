@@ -50,6 +50,9 @@ private:
     ast::Module *Mod = nullptr;
     ast::FnDecl *Fn = nullptr; // null in a pipeline
     std::vector<Local> Locals;
+    /// Name -> indices into Locals, innermost last (lookups stay O(1)
+    /// however many names a block declares).
+    llvm::StringMap<llvm::SmallVector<uint32_t, 2>> ByName;
     int32_t NextSlot = 0, MaxSlot = 0;
     unsigned LoopDepth = 0;
     size_t ScopeStart = 0; // index in Locals where the innermost scope starts
@@ -82,6 +85,7 @@ private:
 
   DiagnosticEngine &Diags;
   ImplicitImportFn Implicit;
+  unsigned Suggestions = 0; // did-you-mean searches done (bounded)
   FnCtx *Cur = nullptr;
   llvm::DenseMap<ast::Module *, llvm::StringMap<ast::FnDecl *>> Scopes;
 };
