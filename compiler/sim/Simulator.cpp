@@ -52,7 +52,6 @@ struct Slot {
   uint64_t Ref = NoRef;
   uint16_t Stream = 0; // the poster's stream on its rank
   bool IsSend = false;
-  ir::Action A; // a copy: matching needs no look-up in the rank's program
 };
 
 /// FIFO matching on one (source, destination) channel: the n-th send is
@@ -170,11 +169,6 @@ struct Stream {
   uint64_t FreeRef = NoRef;
   double BatchDone = 0; // completion of the last finished batch
   uint64_t BatchDoneRef = NoRef;
-  // The last op posted and its times, kept here (hot) so finishing a batch
-  // of one re-reads nothing from the per-action arrays.
-  ir::Action CurA;
-  uint32_t CurIdx = 0;
-  double CurStart = 0, CurX = 0, CurEnd = 0;
   int32_t OutPeer = -1, InPeer = -1;
   uint32_t OutChan = 0, InChan = 0;
 };
@@ -219,6 +213,9 @@ private:
     return A.Peer >= 0 && A.Peer < P && A.Peer != R;
   }
   double &endOf(uint64_t Ref) { return Res.Times[refRank(Ref)].End[refIdx(Ref)]; }
+  double &xstartOf(uint64_t Ref) {
+    return Res.Times[refRank(Ref)].TransferStart[refIdx(Ref)];
+  }
   uint64_t predOf(uint64_t Ref) const {
     return Opts.CriticalPath ? Preds[refRank(Ref)][refIdx(Ref)] : NoRef;
   }
@@ -247,11 +244,11 @@ private:
   void post(int32_t R, Stream &Sm, uint32_t Idx, double Ready,
             uint64_t ReadyRef);
   void matched(const Slot &Send, const Slot &Recv);
-  void opDone(uint64_t Ref, uint16_t StreamIdx, double X, double End);
+  void opDone(uint64_t Ref, uint16_t StreamIdx, double End);
   /// Finishes the posted batch once every op matched; true if it did.
   bool finishBatch(int32_t R, Stream &Sm);
   /// A receive completed: its consumer may start from E.
-  void recvDone(int32_t R, uint32_t J, const Action &A, double E);
+  void recvDone(int32_t R, uint32_t J, double E);
 
   // --- after the run ------------------------------------------------------
   uint32_t stuckAt(int32_t R) const;
@@ -723,12 +720,10 @@ void Sim::post(int32_t R, Stream &Sm, uint32_t Idx, double Ready,
   uint64_t Me = pack(R, Idx);
   uint16_t SI = uint16_t(&Sm - St.Streams.data());
   setPred(Me, ReadyRef);
-  Sm.CurA = A;
-  Sm.CurIdx = Idx;
-  Sm.CurStart = Ready;
   if (!validPeer(R, A)) {
     // Nothing to talk to: a no-op (the verifier reports it).
-    opDone(Me, SI, Ready, Ready);
+    T.TransferStart[Idx] = Ready;
+    opDone(Me, SI, Ready);
     return;
   }
   bool IsSend = ir::isSend(A.Kind);
@@ -752,7 +747,6 @@ void Sim::post(int32_t R, Stream &Sm, uint32_t Idx, double Ready,
   Mine.Ref = Me;
   Mine.IsSend = IsSend;
   Mine.Stream = SI;
-  Mine.A = A;
   if (IsSend) {
     ++Ch.Messages;
     Ch.Bytes += A.Kind == ActionKind::SendF || Cost.GradientBytes < 0
@@ -763,7 +757,8 @@ void Sim::post(int32_t R, Stream &Sm, uint32_t Idx, double Ready,
       // Eager: the send goes now and never waits for its receive.
       Mine.XStart = Ready;
       Mine.End = Ready + Cost.messageTime(A.Kind);
-      opDone(Me, SI, Mine.XStart, Mine.End);
+      T.TransferStart[Idx] = Mine.XStart;
+      opDone(Me, SI, Mine.End);
     }
   } else {
     ++Res.Ranks[R].Recvs;
@@ -784,7 +779,8 @@ void Sim::post(int32_t R, Stream &Sm, uint32_t Idx, double Ready,
 void Sim::matched(const Slot &SendSlot, const Slot &RecvSlot) {
   uint64_t SendRef = SendSlot.Ref, RecvRef = RecvSlot.Ref;
   double SendReady = SendSlot.Ready, RecvReady = RecvSlot.Ready;
-  const Action &SA = SendSlot.A, &RA = RecvSlot.A;
+  const Action &SA = S.Ranks[refRank(SendRef)].Actions[refIdx(SendRef)];
+  const Action &RA = S.Ranks[refRank(RecvRef)].Actions[refIdx(RecvRef)];
   // SEND_F(m, s) matches RECV_F(m, s+1); SEND_B(m, s) matches RECV_B(m, s-1).
   bool Ok = SA.Microbatch == RA.Microbatch &&
             ((SA.Kind == ActionKind::SendF && RA.Kind == ActionKind::RecvF &&
@@ -806,41 +802,39 @@ void Sim::matched(const Slot &SendSlot, const Slot &RecvSlot) {
     // The send is done; the receive ends when the data is there.
     double X = std::max(RecvReady, SendSlot.XStart);
     double E = std::max(RecvReady, SendSlot.End);
+    xstartOf(RecvRef) = std::min(X, E);
     if (SendSlot.End > RecvReady)
       setPred(RecvRef, SendRef);
-    opDone(RecvRef, RecvSlot.Stream, std::min(X, E), E);
+    opDone(RecvRef, RecvSlot.Stream, E);
     return;
   }
   double Begin = std::max(SendReady, RecvReady);
   double E = Begin + Cost.messageTime(SA.Kind);
+  xstartOf(SendRef) = Begin;
+  xstartOf(RecvRef) = Begin;
   // The side that was ready first waited for the other.
   if (SendReady > RecvReady)
     setPred(RecvRef, SendRef);
   else if (RecvReady > SendReady)
     setPred(SendRef, RecvRef);
-  opDone(SendRef, SendSlot.Stream, Begin, E);
-  opDone(RecvRef, RecvSlot.Stream, Begin, E);
+  opDone(SendRef, SendSlot.Stream, E);
+  opDone(RecvRef, RecvSlot.Stream, E);
 }
 
-void Sim::opDone(uint64_t Ref, uint16_t StreamIdx, double X, double End) {
+void Sim::opDone(uint64_t Ref, uint16_t StreamIdx, double End) {
   int32_t R = refRank(Ref);
-  RankTimeline &T = Res.Times[R];
-  T.TransferStart[refIdx(Ref)] = X;
-  T.End[refIdx(Ref)] = End;
+  endOf(Ref) = End;
   if (End > Res.Ranks[R].End)
     Res.Ranks[R].End = End;
   if (End > Res.Makespan)
     Res.Makespan = End;
   Stream &Sm = Ranks[R].Streams[StreamIdx];
-  if (Sm.CurIdx == refIdx(Ref)) {
-    Sm.CurX = X;
-    Sm.CurEnd = End;
-  }
   if (--Sm.Remaining == 0)
     wake(R);
 }
 
-void Sim::recvDone(int32_t R, uint32_t J, const Action &A, double E) {
+void Sim::recvDone(int32_t R, uint32_t J, double E) {
+  const Action &A = Ranks[R].Acts[J];
   if (!ir::isRecv(A.Kind) || !validKey(A))
     return;
   size_t K = key(A.Microbatch, A.Stage);
@@ -855,11 +849,11 @@ bool Sim::finishBatch(int32_t R, Stream &Sm) {
   RankStats &RS = Res.Ranks[R];
   if (Sm.BatchEnd == Sm.Pos + 1) {
     // One op (rendezvous, eager, or a batch of one): no batch bookkeeping.
-    uint32_t J = Sm.CurIdx;
-    double X = Sm.CurX, E = Sm.CurEnd;
+    uint32_t J = Sm.Ops[Sm.Pos];
+    double X = T.TransferStart[J], E = T.End[J];
     RS.CommBusy += E - X;
-    RS.CommWait += X - Sm.CurStart;
-    recvDone(R, J, Sm.CurA, E);
+    RS.CommWait += X - T.Start[J];
+    recvDone(R, J, E);
     Sm.BatchDone = E;
     Sm.BatchDoneRef = pack(R, J);
     Sm.Free = Blocking ? E : X;
@@ -890,7 +884,7 @@ bool Sim::finishBatch(int32_t R, Stream &Sm) {
       T.End[J] = MaxEnd; // the batch completes as a whole
       setPred(pack(R, J), pack(R, Arg));
     }
-    recvDone(R, J, St.Acts[J], MaxEnd);
+    recvDone(R, J, MaxEnd);
   }
   // Async: a track orders the *start* of transfers (the rendezvous point);
   // messages already under way overlap the next one. Blocking: the rank is
