@@ -140,7 +140,8 @@ void emitCpp(const ir::Schedule &S, const CppEmitOptions &Opts,
   OS << "//\n"
         "// Build against runtime/ (CMake: pps_add_executor in\n"
         "// runtime/cmake/PpsExecutor.cmake), then run:\n"
-        "//   ./exec [--transport=threads|mpi] [--steps=N] [--watchdog=SECONDS]\n"
+        "//   ./exec [--transport=threads|mpi] [--steps=N] "
+        "[--watchdog=SECONDS]\n"
         "//          [--trace=FILE] [--time-scale=MS_PER_UNIT] [--comm=MODEL]\n"
         "//   mpirun -n RANKS ./exec --transport=mpi\n"
         "// The built-in workload spins for the cost model's times; link your\n"
@@ -185,8 +186,8 @@ void emitCpp(const ir::Schedule &S, const CppEmitOptions &Opts,
     OS << (R ? ", " : "") << (size_t(R) < Peaks.size() ? Peaks[R] : 0);
   OS << "};\n\n";
 
-  double Grad = S.Cost.GradientBytes < 0 ? S.Cost.ActivationBytes
-                                         : S.Cost.GradientBytes;
+  double Grad =
+      S.Cost.GradientBytes < 0 ? S.Cost.ActivationBytes : S.Cost.GradientBytes;
   OS << "const ppsrt::ScheduleDesc kSchedule = {\n";
   OS << fmt::format("    \"{}\", // name\n", cppStringLiteral(Name));
   OS << fmt::format("    \"{}\", // source\n", cppStringLiteral(Source));

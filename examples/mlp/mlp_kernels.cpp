@@ -1,4 +1,4 @@
-//===- mlp_kernels.cpp - a multilayer perceptron split across pipeline stages
+//===- mlp_kernels.cpp - an MLP split across pipeline stages --------------===//
 //
 // The real example: each pipeline stage is one dense layer (tanh after it,
 // except on the last stage, which feeds a mean-squared-error loss). The
@@ -28,9 +28,9 @@
 
 namespace {
 
-constexpr int Width = 16;      // features per layer
-constexpr int Batch = 4;       // samples per microbatch
-constexpr double Rate = 0.05;  // SGD learning rate
+constexpr int Width = 16;     // features per layer
+constexpr int Batch = 4;      // samples per microbatch
+constexpr double Rate = 0.05; // SGD learning rate
 constexpr double Tolerance = 1e-9;
 
 using Vec = std::vector<double>;
@@ -132,7 +132,9 @@ static double lossAndGrad(const double *Out, int Mb, int Microbatches, Vec &G) {
   return Loss;
 }
 
-static Layer zeroLayer() { return Layer{Vec(Width * Width, 0.0), Vec(Width, 0.0)}; }
+static Layer zeroLayer() {
+  return Layer{Vec(Width * Width, 0.0), Vec(Width, 0.0)};
+}
 
 static void sgd(Layer &L, const Layer &G) {
   for (size_t K = 0; K < L.W.size(); ++K)
@@ -172,11 +174,13 @@ static Reference referenceRun(int Stages, int Microbatches, int Steps) {
         for (int J = 0; J < Width; ++J)
           Xs[0][S * Width + J] = inputAt(M, S, J);
       for (int S = 0; S < Stages; ++S)
-        Xs[size_t(S) + 1] = forwardLayer(Layers[size_t(S)], Xs[size_t(S)].data(), S == Stages - 1);
+        Xs[size_t(S) + 1] = forwardLayer(Layers[size_t(S)],
+                                         Xs[size_t(S)].data(), S == Stages - 1);
       Vec Grad;
       Loss += lossAndGrad(Xs[size_t(Stages)].data(), M, Microbatches, Grad);
       for (int S = Stages - 1; S >= 0; --S) {
-        Vec Dz = preActivationGrad(Grad.data(), Xs[size_t(S) + 1].data(), S == Stages - 1);
+        Vec Dz = preActivationGrad(Grad.data(), Xs[size_t(S) + 1].data(),
+                                   S == Stages - 1);
         accumulateWeightGrad(G[size_t(S)], Dz, Xs[size_t(S)].data());
         Grad = inputGrad(Layers[size_t(S)], Dz);
       }
@@ -239,8 +243,7 @@ public:
   void backwardInput(ppsrt::StageIO &IO) override {
     int S = IO.stage;
     Vec Dz = preActivationGrad(IO.gradOutput.as<double>(),
-                               IO.saved[0].as<double>(),
-                               S == Sched.stages - 1);
+                               IO.saved[0].as<double>(), S == Sched.stages - 1);
     if (S > 0) {
       Vec Dx = inputGrad(Layers[size_t(S)], Dz);
       IO.gradInput.resize<double>(Dx.size());
@@ -288,20 +291,21 @@ public:
                             "reference| = {:.3g}\n",
                             Rank, S, Steps, Worst);
       if (!(Worst <= Tolerance))
-        throw std::runtime_error(fmt::format(
-            "stage {} gradients differ from the unpipelined reference by {:.3g}",
-            S, Worst));
+        throw std::runtime_error(
+            fmt::format("stage {} gradients differ from the unpipelined "
+                        "reference by {:.3g}",
+                        S, Worst));
       if (S != Sched.stages - 1)
         continue;
       for (int Step = 0; Step < Steps; ++Step) {
         double D = std::fabs(StepLoss[size_t(Step)] - Ref.Loss[size_t(Step)]);
-        Report += fmt::format("mlp: step {} loss {:.12f} (reference {:.12f})\n",
-                              Step, StepLoss[size_t(Step)],
-                              Ref.Loss[size_t(Step)]);
+        Report +=
+            fmt::format("mlp: step {} loss {:.12f} (reference {:.12f})\n", Step,
+                        StepLoss[size_t(Step)], Ref.Loss[size_t(Step)]);
         if (!(D <= Tolerance))
-          throw std::runtime_error(fmt::format(
-              "step {} loss {} differs from the reference {}", Step,
-              StepLoss[size_t(Step)], Ref.Loss[size_t(Step)]));
+          throw std::runtime_error(
+              fmt::format("step {} loss {} differs from the reference {}", Step,
+                          StepLoss[size_t(Step)], Ref.Loss[size_t(Step)]));
       }
     }
     std::lock_guard<std::mutex> L(PrintMu);
@@ -311,9 +315,9 @@ public:
 
 private:
   const ppsrt::ScheduleDesc &Sched;
-  std::vector<Layer> Layers, Grads;          // per stage
+  std::vector<Layer> Layers, Grads;            // per stage
   std::vector<std::vector<Layer>> GradHistory; // per stage, per step
-  std::vector<double> Losses;                 // per stage (last one used)
+  std::vector<double> Losses;                  // per stage (last one used)
   std::vector<double> StepLoss;
   std::vector<int> StageStep;
   std::mutex PrintMu;

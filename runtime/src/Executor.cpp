@@ -1,4 +1,5 @@
-//===- Executor.cpp - walks one rank's action table ------------------------===//
+//===- Executor.cpp - walks one rank's action table -----------------------===//
+//------------------------===//
 #include "ppsrt/Executor.h"
 
 #include <fmt/format.h>

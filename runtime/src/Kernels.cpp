@@ -1,6 +1,7 @@
-//===- Kernels.cpp - the built-in busy-wait workload and the kernel hook ---===//
-#include "ppsrt/Executor.h"
+//===- Kernels.cpp - the built-in busy-wait workload and the kernel hook --===//
+//---===//
 #include "ppsrt/Kernels.h"
+#include "ppsrt/Executor.h"
 
 #include <chrono>
 #include <cstring>
@@ -14,8 +15,8 @@ void busyWait(double Seconds) {
   if (Seconds <= 0)
     return;
   using namespace std::chrono;
-  auto End = steady_clock::now() + duration_cast<steady_clock::duration>(
-                                       duration<double>(Seconds));
+  auto End = steady_clock::now() +
+             duration_cast<steady_clock::duration>(duration<double>(Seconds));
   while (steady_clock::now() < End) {
   }
 }
@@ -27,9 +28,7 @@ static thread_local double OverlapFactor = 1.0;
 
 void BusyWaitKernels::setup(const KernelContext &C, int32_t) { Ctx = C; }
 
-size_t BusyWaitKernels::messageBytes(int32_t, bool) {
-  return Ctx.messageBytes;
-}
+size_t BusyWaitKernels::messageBytes(int32_t, bool) { return Ctx.messageBytes; }
 
 void BusyWaitKernels::fill(Buffer &B) const {
   B.resizeBytes(Ctx.messageBytes);

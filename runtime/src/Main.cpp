@@ -1,4 +1,5 @@
-//===- Main.cpp - option parsing, the threads launcher and executorMain ----===//
+//===- Main.cpp - option parsing, the threads launcher and executorMain ---===//
+//----===//
 #include "ppsrt/Main.h"
 
 #include <fmt/format.h>
@@ -82,7 +83,8 @@ bool parseRunOptions(int Argc, char **Argv, RunOptions &O, std::string &Error) {
       O.commSet = true;
     } else if (Name == "--kernel") {
       if (Value != "spin" && Value != "sleep") {
-        Error = fmt::format("unknown kernel '{}' (expected spin or sleep)", Value);
+        Error =
+            fmt::format("unknown kernel '{}' (expected spin or sleep)", Value);
         return false;
       }
       O.sleepKernels = Value == "sleep";
@@ -154,8 +156,8 @@ RunResult runThreads(const ScheduleDesc &S, Kernels &K, const RunOptions &O) {
         St.phase.store(int32_t(Phase::Failed));
       } catch (std::exception &X) {
         St.phase.store(int32_t(Phase::Failed));
-        RS.fail(ExitError, fmt::format("rank {}: step {}: {}", R, Step,
-                                       X.what()));
+        RS.fail(ExitError,
+                fmt::format("rank {}: step {}: {}", R, Step, X.what()));
       }
     });
   }

@@ -1,4 +1,5 @@
-//===- Predict.cpp - makespan of one step as the executor would run it -----===//
+//===- Predict.cpp - makespan of one step as the executor would run it ----===//
+//-----===//
 //
 // A small event simulation of exactly what Executor does with the cost
 // model's times: computes take their cost, receives are posted without
@@ -175,7 +176,8 @@ double predictMakespan(const ScheduleDesc &S, CommModel Comm) {
   }
   double Makespan = 0;
   for (int32_t Me = 0; Me < R; ++Me) {
-    if (St[size_t(Me)].I < S.rankTables[Me].count || !St[size_t(Me)].Batch.empty())
+    if (St[size_t(Me)].I < S.rankTables[Me].count ||
+        !St[size_t(Me)].Batch.empty())
       return -1;
     Makespan = std::max(Makespan, St[size_t(Me)].T);
   }

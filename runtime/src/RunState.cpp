@@ -1,4 +1,5 @@
-//===- RunState.cpp - progress, status reports and the watchdog ------------===//
+//===- RunState.cpp - progress, status reports and the watchdog -----------===//
+//------------===//
 #include "ppsrt/RunState.h"
 
 #include <fmt/format.h>
@@ -57,14 +58,14 @@ std::string RunState::describe(int32_t Rank) {
                        formatAction(Cur), Index, Count, StepNote);
   Action Waited = actionAt(S, Rank, St.waitAction.load());
   Action Partner = matchingComm(Waited, Rank);
-  const char *Verb = W == WaitKind::Drain ? "finished its actions and blocks at"
-                                          : "blocks at";
+  const char *Verb =
+      W == WaitKind::Drain ? "finished its actions and blocks at" : "blocks at";
   // The action the rank stands at: the comm itself, or the compute that
   // consumes a receive posted earlier (deferred wait).
   std::string At = formatAction(W == WaitKind::Drain ? Waited : Cur);
-  std::string Line = fmt::format("rank {} {} `{}` waiting for rank {} to post `{}`",
-                                 Rank, Verb, At, Waited.peer,
-                                 formatAction(Partner));
+  std::string Line =
+      fmt::format("rank {} {} `{}` waiting for rank {} to post `{}`", Rank,
+                  Verb, At, Waited.peer, formatAction(Partner));
   if (W == WaitKind::RecvData && St.waitAction.load() != Index)
     Line += fmt::format(" (for `{}`, action {})", formatAction(Waited),
                         St.waitAction.load());
@@ -95,7 +96,8 @@ void Watchdog::start(std::function<void()> Fn) {
       // A rank inside a kernel can still make progress: only a run where
       // every unfinished rank waits on communication can be stuck.
       bool Computing = false;
-      for (int32_t R = RS.firstRank(); R < RS.firstRank() + RS.numRanks(); ++R) {
+      for (int32_t R = RS.firstRank(); R < RS.firstRank() + RS.numRanks();
+           ++R) {
         RankStatus &St = RS.status(R);
         if (Phase(St.phase.load()) != Phase::Finished &&
             WaitKind(St.waitKind.load()) == WaitKind::None)

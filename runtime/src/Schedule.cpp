@@ -1,4 +1,5 @@
-//===- Schedule.cpp - decoding and naming of generated action tables -------===//
+//===- Schedule.cpp - decoding and naming of generated action tables ------===//
+//-------===//
 #include "ppsrt/Schedule.h"
 
 #include <fmt/format.h>
@@ -47,12 +48,12 @@ std::string formatAction(const Action &A) {
     return fmt::format("{}{}@{}", computeName(A.kind), A.mb, A.stage);
   case Kind::SendF:
   case Kind::SendB:
-    return fmt::format("send {}{}@{} -> {}", computeName(A.kind), A.mb,
-                       A.stage, A.peer);
+    return fmt::format("send {}{}@{} -> {}", computeName(A.kind), A.mb, A.stage,
+                       A.peer);
   case Kind::RecvF:
   case Kind::RecvB:
-    return fmt::format("recv {}{}@{} <- {}", computeName(A.kind), A.mb,
-                       A.stage, A.peer);
+    return fmt::format("recv {}{}@{} <- {}", computeName(A.kind), A.mb, A.stage,
+                       A.peer);
   case Kind::Unshard:
     return fmt::format("unshard {}", A.stage);
   case Kind::Reshard:

@@ -1,4 +1,4 @@
-//===- ThreadsTransport.cpp - in-process FIFO channels between rank threads ===//
+//===- ThreadsTransport.cpp - in-process FIFO channels --------------------===//
 //
 // One channel per ordered rank pair. A send appends its buffer (moved, not
 // copied) and bumps `sent`; a receive takes a ticket from `posted`. The n-th

@@ -1,4 +1,5 @@
-//===- Trace.cpp - Chrome trace JSON of a measured run ---------------------===//
+//===- Trace.cpp - Chrome trace JSON of a measured run --------------------===//
+//---------------------===//
 #include "ppsrt/Trace.h"
 
 #include <fmt/format.h>
@@ -93,20 +94,20 @@ bool writeChromeTrace(const std::string &Path, const ScheduleDesc &S,
                "{}, \"tid\": {}, \"ts\": {:.3f}, \"dur\": {:.3f}, \"args\": "
                "{{\"microbatch\": {}, \"stage\": {}, \"kind\": \"{}\"{}, "
                "\"step\": {}, \"measured_us\": {:.3f}}}}}",
-               Name, category(A.kind), E->rank, E->lane, Ts, Dur, A.mb,
-               A.stage, kindName(A.kind),
+               Name, category(A.kind), E->rank, E->lane, Ts, Dur, A.mb, A.stage,
+               kindName(A.kind),
                isComm(A.kind) ? fmt::format(", \"peer\": {}", A.peer) : "",
                E->step, E->endMicros - E->startMicros);
     if (E->flow == 0)
       continue;
     // Flow arrows go from the send to the moment the receive completed.
     Sep();
-    fmt::print(F,
-               "{{\"name\": \"message\", \"cat\": \"flow\", \"ph\": \"{}\", "
-               "\"id\": \"{:x}-{}\", \"pid\": {}, \"tid\": 1, \"ts\": {:.3f}{}}}",
-               E->flow == 1 ? "s" : "f", E->flowId, E->step, E->rank,
-               E->flow == 1 ? Ts : Ts + Dur,
-               E->flow == 2 ? ", \"bp\": \"e\"" : "");
+    fmt::print(
+        F,
+        "{{\"name\": \"message\", \"cat\": \"flow\", \"ph\": \"{}\", "
+        "\"id\": \"{:x}-{}\", \"pid\": {}, \"tid\": 1, \"ts\": {:.3f}{}}}",
+        E->flow == 1 ? "s" : "f", E->flowId, E->step, E->rank,
+        E->flow == 1 ? Ts : Ts + Dur, E->flow == 2 ? ", \"bp\": \"e\"" : "");
   }
   fmt::print(F,
              "\n], \"displayTimeUnit\": \"ms\", \"otherData\": {{\"pipeline\": "

@@ -1,4 +1,5 @@
-//===- mpi_Runtime.cpp - the MPI transport and launcher (pps_runtime_mpi) --===//
+//===- mpi_Runtime.cpp - the MPI transport and launcher (pps_runtime_mpi) -===//
+//--===//
 #include "ppsrt/Main.h"
 #include "ppsrt/MpiTransport.h"
 
@@ -96,13 +97,13 @@ bool MpiTransport::test(int32_t Self, Request &R) {
     int Len = 0;
     int Code = Rc == MPI_ERR_IN_STATUS ? St.MPI_ERROR : Rc;
     MPI_Error_string(Code, Text, &Len);
-    RS.fail(ExitError,
-            fmt::format("rank {}: `{}` failed in MPI: {}{}", Self,
-                        formatAction(R.action), std::string(Text, size_t(Len)),
-                        isRecv(R.action.kind)
-                            ? fmt::format(" (the kernels expect {} bytes)",
-                                          R.bytes)
-                            : std::string()));
+    RS.fail(
+        ExitError,
+        fmt::format("rank {}: `{}` failed in MPI: {}{}", Self,
+                    formatAction(R.action), std::string(Text, size_t(Len)),
+                    isRecv(R.action.kind)
+                        ? fmt::format(" (the kernels expect {} bytes)", R.bytes)
+                        : std::string()));
     throw Aborted();
   }
   if (!Flag)
@@ -198,8 +199,8 @@ static void pause(uint64_t I, std::chrono::steady_clock::time_point &Since) {
     return;
   if (I == 128)
     Since = std::chrono::steady_clock::now();
-  if (I % 256 != 0 ||
-      std::chrono::steady_clock::now() - Since < std::chrono::milliseconds(10)) {
+  if (I % 256 != 0 || std::chrono::steady_clock::now() - Since <
+                          std::chrono::milliseconds(10)) {
     std::this_thread::yield();
     return;
   }
@@ -302,7 +303,8 @@ int runMpi(const ScheduleDesc &S, Kernels &K, const RunOptions &O, int *Argc,
     } catch (Aborted &) {
       Code = RS.exitCode();
     } catch (std::exception &X) {
-      RS.fail(ExitError, fmt::format("rank {}: step {}: {}", Me, Step, X.what()));
+      RS.fail(ExitError,
+              fmt::format("rank {}: step {}: {}", Me, Step, X.what()));
       Code = RS.exitCode();
     }
     if (Code != ExitOk) {
@@ -321,14 +323,17 @@ int runMpi(const ScheduleDesc &S, Kernels &K, const RunOptions &O, int *Argc,
              MPI_COMM_WORLD);
   if (!O.traceFile.empty()) {
     int Bytes = int(Events.size() * sizeof(TraceEvent));
-    std::vector<int> Counts(static_cast<size_t>(Size)), Displs(static_cast<size_t>(Size));
-    MPI_Gather(&Bytes, 1, MPI_INT, Counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+    std::vector<int> Counts(static_cast<size_t>(Size)),
+        Displs(static_cast<size_t>(Size));
+    MPI_Gather(&Bytes, 1, MPI_INT, Counts.data(), 1, MPI_INT, 0,
+               MPI_COMM_WORLD);
     int Total = 0;
     for (int R = 0; R < Size; ++R) {
       Displs[size_t(R)] = Total;
       Total += Counts[size_t(R)];
     }
-    std::vector<TraceEvent> All(Me == 0 ? size_t(Total) / sizeof(TraceEvent) : 0);
+    std::vector<TraceEvent> All(Me == 0 ? size_t(Total) / sizeof(TraceEvent)
+                                        : 0);
     MPI_Gatherv(Events.data(), Bytes, MPI_BYTE, All.data(), Counts.data(),
                 Displs.data(), MPI_BYTE, 0, MPI_COMM_WORLD);
     if (Me == 0) {

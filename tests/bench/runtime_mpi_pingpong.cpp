@@ -1,4 +1,5 @@
-//===- runtime_mpi_pingpong.cpp - MPI transport vs plain MPI ping-pong -----===//
+//===- runtime_mpi_pingpong.cpp - MPI transport vs plain MPI ping-pong ----===//
+//-----===//
 //
 //   mpirun -n 2 build/bench/bench_runtime_mpi_pingpong [iterations]
 //
@@ -10,7 +11,8 @@
 // Prints the median microseconds per round trip over five alternating
 // rounds and the ratio to plain MPI (target: within 1.2x). On a machine
 // with fewer free cores than processes, add `--mca mpi_yield_when_idle 1`
-// so plain MPI yields the core as the runtime's polling loop does. Not a Google Benchmark program: it needs mpirun.
+// so plain MPI yields the core as the runtime's polling loop does. Not a Google
+// Benchmark program: it needs mpirun.
 //
 //===----------------------------------------------------------------------===//
 #include "ppsrt/MpiTransport.h"
@@ -108,8 +110,9 @@ int main(int Argc, char **Argv) {
   int32_t StageToRank[2] = {0, 1};
   StageCost Costs[2] = {{1, 1, 1, 2}, {1, 1, 1, 2}};
   RankTable Tabs[2] = {{nullptr, 0}, {nullptr, 0}};
-  ScheduleDesc D{"pingpong", "pingpong", 2, 2, 1, StageToRank, Costs, -1, 0,
-                 0, 0, 0, CommModel::Rendezvous, Tabs, nullptr, -1};
+  ScheduleDesc D{"pingpong", "pingpong", 2, 2, 1, StageToRank,           Costs,
+                 -1,         0,          0, 0, 0, CommModel::Rendezvous, Tabs,
+                 nullptr,    -1};
   if (Me == 0)
     fmt::print("{:>10} {:>12} {:>12} {:>12} {:>12} {:>8} {:>8}\n", "bytes",
                "MPI_Send us", "runtime eager", "MPI_Ssend us", "runtime rdv",

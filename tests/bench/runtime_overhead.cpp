@@ -1,4 +1,5 @@
-//===- runtime_overhead.cpp - executor overhead and thread hand-off --------===//
+//===- runtime_overhead.cpp - executor overhead and thread hand-off -------===//
+//--------===//
 //
 //   build/bench/bench_runtime_overhead
 //
@@ -36,9 +37,22 @@ struct Sched {
     for (auto &R : Rows)
       Tabs.push_back({R.data(), int64_t(R.size() / RowWords)});
     Costs.assign(size_t(Stages), StageCost{1, 1, 1, 2});
-    D = ScheduleDesc{"bench", "bench", Ranks, Stages, Mbs, StageToRank.data(),
-                     Costs.data(), -1, 0, 0, 0, 0, CommModel::Rendezvous,
-                     Tabs.data(), nullptr, -1};
+    D = ScheduleDesc{"bench",
+                     "bench",
+                     Ranks,
+                     Stages,
+                     Mbs,
+                     StageToRank.data(),
+                     Costs.data(),
+                     -1,
+                     0,
+                     0,
+                     0,
+                     0,
+                     CommModel::Rendezvous,
+                     Tabs.data(),
+                     nullptr,
+                     -1};
   }
   static void push(std::vector<int32_t> &R, Kind K, int32_t Peer, int32_t Mb,
                    int32_t St) {
@@ -144,8 +158,9 @@ void BM_ThreadsRoundTrip(benchmark::State &St) {
   int32_t StageToRank[2] = {0, 1};
   StageCost Costs[2] = {{1, 1, 1, 2}, {1, 1, 1, 2}};
   RankTable Tabs[2] = {{nullptr, 0}, {nullptr, 0}};
-  ScheduleDesc D{"rt", "rt", 2, 2, 1, StageToRank, Costs, -1, 0, 0, 0, 0,
-                 CommModel::Rendezvous, Tabs, nullptr, -1};
+  ScheduleDesc D{"rt",    "rt", 2, 2, 1, StageToRank,           Costs,
+                 -1,      0,    0, 0, 0, CommModel::Rendezvous, Tabs,
+                 nullptr, -1};
   RunState RS(D, 0, 2);
   ThreadsTransport T(RS, 2, true);
   std::atomic<bool> Stop{false};
@@ -215,6 +230,14 @@ void BM_Pipeline(benchmark::State &St) {
 
 BENCHMARK(BM_ComputeAction)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ComputeActionTraced)->UseRealTime()->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_ThreadsRoundTrip)->Arg(64)->Arg(1 << 20)->UseRealTime()->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_Pipeline)->Arg(2)->Arg(4)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ThreadsRoundTrip)
+    ->Arg(64)
+    ->Arg(1 << 20)
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Pipeline)
+    ->Arg(2)
+    ->Arg(4)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_MAIN();

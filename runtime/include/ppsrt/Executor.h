@@ -1,4 +1,5 @@
-//===- Executor.h - walks one rank's action table ---------------------------===//
+//===- Executor.h - walks one rank's action table -------------------------===//
+//---------------------------===//
 //
 // One Executor per rank. It walks the rank's table in order:
 //  * compute F/I/W/B -> the user kernels, with the StageIO of (m, s);
@@ -11,8 +12,8 @@
 //  * overlap pairs and control actions go to custom handlers when installed
 //    (Kernels::installHandlers), else run their built-in behaviour.
 // The StageIO of (m, s) is created at F(m, s) and released at its last
-// backward (B, or W after I, or I when no W follows); peakActivations() is the measured peak, to be
-// compared with the memory analysis.
+// backward (B, or W after I, or I when no W follows); peakActivations() is the
+// measured peak, to be compared with the memory analysis.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -107,7 +108,7 @@ private:
   const int32_t *Rows = nullptr;
   int64_t Count = 0;
   int64_t Current = -1;
-  Action PairFirst, PairNext;           ///< the overlap pair being run
+  Action PairFirst, PairNext; ///< the overlap pair being run
   const Action *PairSecond = nullptr;
   int Step = 0;
   std::vector<int32_t> LocalIndex; ///< stage -> index among this rank's stages
@@ -117,10 +118,10 @@ private:
   std::vector<StageIO *> Slots;
   std::vector<std::unique_ptr<StageIO>> Pool;
   std::vector<StageIO *> FreeIO;
-  std::vector<Buffer> OutF, OutB;        ///< outputs waiting for send/local use
+  std::vector<Buffer> OutF, OutB; ///< outputs waiting for send/local use
   std::vector<uint8_t> HasOutF, HasOutB;
-  std::vector<int32_t> RecvF, RecvB;     ///< posted receive per (m, s), or -1
-  std::vector<uint8_t> HasW;             ///< a W(m, s) is in the table
+  std::vector<int32_t> RecvF, RecvB; ///< posted receive per (m, s), or -1
+  std::vector<uint8_t> HasW;         ///< a W(m, s) is in the table
 
   std::vector<Request> Requests;
   std::vector<int32_t> FreeRequests;

@@ -1,4 +1,5 @@
-//===- Kernels.h - the user kernel interface of generated executors --------===//
+//===- Kernels.h - the user kernel interface of generated executors -------===//
+//--------===//
 //
 // A generated executor calls user kernels for compute actions. Per
 // (microbatch, stage) the runtime owns one StageIO: the forward's input and
@@ -9,7 +10,8 @@
 //
 // Linking your own kernels: define, in a file linked into the executor,
 //
-//   std::unique_ptr<ppsrt::Kernels> ppsrt::makeKernels(const ppsrt::ScheduleDesc &);
+//   std::unique_ptr<ppsrt::Kernels> ppsrt::makeKernels(const
+//   ppsrt::ScheduleDesc &);
 //
 // The runtime's own definition is weak; it returns the built-in busy-wait
 // workload, which sleeps nothing and spins for each action's cost-model time

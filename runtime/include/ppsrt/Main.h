@@ -1,8 +1,10 @@
-//===- Main.h - the main() of generated executors ---------------------------===//
+//===- Main.h - the main() of generated executors -------------------------===//
+//---------------------------===//
 //
 // A generated executor's main() is one call:
 //
-//   int main(int argc, char **argv) { return ppsrt::executorMain(kSchedule, argc, argv); }
+//   int main(int argc, char **argv) { return ppsrt::executorMain(kSchedule,
+//   argc, argv); }
 //
 // Options:
 //   --transport=threads|mpi  threads (default): one thread per rank in this

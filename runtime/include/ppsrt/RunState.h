@@ -1,4 +1,5 @@
-//===- RunState.h - shared run state: progress, per-rank status, abort -----===//
+//===- RunState.h - shared run state: progress, per-rank status, abort ----===//
+//-----===//
 //
 // Every rank publishes what it is doing with a few relaxed atomics (no
 // allocation, no lock on the hot path). The watchdog reads them to detect
@@ -14,8 +15,8 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <functional>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -35,17 +36,17 @@ enum ExitCode : int {
 
 /// What a rank is blocked on (RankStatus::waitKind).
 enum class WaitKind : int32_t {
-  None,       ///< running its current action
-  SendMatch,  ///< a send waits for the peer to post the matching receive
-  RecvData,   ///< a receive waits for the peer's matching send
-  Drain,      ///< all actions done; waits for outstanding comms
+  None,      ///< running its current action
+  SendMatch, ///< a send waits for the peer to post the matching receive
+  RecvData,  ///< a receive waits for the peer's matching send
+  Drain,     ///< all actions done; waits for outstanding comms
 };
 
 enum class Phase : int32_t { NotStarted, Running, Finished, Failed };
 
 /// What one rank is doing, readable from any thread.
 struct RankStatus {
-  std::atomic<int64_t> action{-1};     ///< index of the current action
+  std::atomic<int64_t> action{-1}; ///< index of the current action
   std::atomic<int32_t> phase{int32_t(Phase::NotStarted)};
   std::atomic<int32_t> waitKind{int32_t(WaitKind::None)};
   std::atomic<int64_t> waitAction{-1}; ///< the comm action waited on
@@ -60,8 +61,7 @@ struct Aborted : std::runtime_error {
 /// Shared by the ranks of one process.
 class RunState {
 public:
-  explicit RunState(const ScheduleDesc &S, int32_t FirstRank,
-                    int32_t NumRanks);
+  explicit RunState(const ScheduleDesc &S, int32_t FirstRank, int32_t NumRanks);
 
   const ScheduleDesc &schedule() const { return S; }
   RankStatus &status(int32_t Rank) { return Status[Rank - FirstRank]; }
@@ -103,7 +103,8 @@ private:
 class Watchdog {
 public:
   /// Timeout <= 0 disables the watchdog.
-  Watchdog(RunState &RS, double TimeoutSeconds) : RS(RS), Timeout(TimeoutSeconds) {}
+  Watchdog(RunState &RS, double TimeoutSeconds)
+      : RS(RS), Timeout(TimeoutSeconds) {}
   ~Watchdog() { stop(); }
   /// Starts the thread; OnStall runs on it.
   void start(std::function<void()> OnStall);
@@ -125,8 +126,7 @@ private:
 /// one machine).
 inline double nowMicros() {
   using namespace std::chrono;
-  return duration<double, std::micro>(
-             steady_clock::now().time_since_epoch())
+  return duration<double, std::micro>(steady_clock::now().time_since_epoch())
       .count();
 }
 

@@ -1,4 +1,4 @@
-//===- Schedule.h - the action tables a generated executor hands the runtime ===//
+//===- Schedule.h - the action tables of generated executors --------------===//
 //
 // A generated executor (ppsc emit --target=cpp) describes its schedule with
 // plain constant data: the topology, the cost model and, per rank, a compact

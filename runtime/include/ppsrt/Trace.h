@@ -1,4 +1,4 @@
-//===- Trace.h - the run trace, in the Chrome trace format of the simulator ===//
+//===- Trace.h - the measured run trace, in Chrome trace format -----------===//
 //
 // Each rank records its real timeline: one complete event per compute
 // (tid 0) and per send/receive (tid 1), flow events from each send to its

@@ -30,12 +30,12 @@ namespace ppsrt {
 
 /// One outstanding send or receive.
 struct Request {
-  Action action;           ///< the local comm action
+  Action action;            ///< the local comm action
   int64_t actionIndex = -1; ///< its index in the rank's table
   int32_t peer = -1;
-  Buffer buf;        ///< send: the payload; receive: filled on completion
-  size_t bytes = 0;  ///< receive: expected size (used by MPI)
-  uint64_t seq = 0;  ///< position in the channel's FIFO order
+  Buffer buf;       ///< send: the payload; receive: filled on completion
+  size_t bytes = 0; ///< receive: expected size (used by MPI)
+  uint64_t seq = 0; ///< position in the channel's FIFO order
   bool done = false;
   double postMicros = 0;
   double doneMicros = 0;

@@ -12,7 +12,8 @@ using namespace pps;
 namespace {
 
 TEST(CppEmitter, StringsAndCommentsCannotInjectCode) {
-  EXPECT_EQ(backends::cppStringLiteral("a\"b\\c\n?d"), "a\\\"b\\\\c\\012\\077d");
+  EXPECT_EQ(backends::cppStringLiteral("a\"b\\c\n?d"),
+            "a\\\"b\\\\c\\012\\077d");
   EXPECT_EQ(backends::cppCommentText("x\ny\\"), "x?y?");
   EXPECT_EQ(backends::cppCommentText("\"; } int evil;"), "\"; } int evil;");
 }
@@ -26,7 +27,8 @@ TEST(CppEmitter, EmitsCompactTablesThatDecodeToTheSchedule) {
   backends::emitCpp(T->Sched, {"demo.pps", true}, OS);
   OS.flush();
   EXPECT_NE(Out.find("#include \"ppsrt/Main.h\""), std::string::npos);
-  EXPECT_NE(Out.find("const int32_t kStageToRank[2] = {0, 1};"), std::string::npos);
+  EXPECT_NE(Out.find("const int32_t kStageToRank[2] = {0, 1};"),
+            std::string::npos);
   EXPECT_NE(Out.find("const int64_t kPredictedPeak[2] = {2, 1};"),
             std::string::npos);
   EXPECT_NE(Out.find("return ppsrt::executorMain(kSchedule, argc, argv);"),

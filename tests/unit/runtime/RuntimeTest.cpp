@@ -1,4 +1,5 @@
-//===- RuntimeTest.cpp - the executor, transports, watchdog and predictor --===//
+//===- RuntimeTest.cpp - the executor, transports, watchdog and predictor -===//
+//--===//
 #include "RuntimeTestUtil.h"
 
 #include "ppsrt/Executor.h"
@@ -22,7 +23,8 @@ using namespace ppsrt;
 namespace {
 
 TEST(RuntimeSchedule, RowEncodingRoundTrips) {
-  for (Kind K : {Kind::F, Kind::SendB, Kind::RecvF, Kind::ReduceGrad, Kind::Idle})
+  for (Kind K :
+       {Kind::F, Kind::SendB, Kind::RecvF, Kind::ReduceGrad, Kind::Idle})
     for (int32_t Peer : {-1, 0, 7, 1 << 20})
       for (uint8_t Flags : {0, 1}) {
         int32_t Row[3] = {encodeWord0(K, Flags, Peer), 12345, 678};
@@ -55,8 +57,9 @@ struct TwoRanks {
   int32_t StageToRank[2] = {0, 1};
   StageCost Costs[2] = {{1, 1, 1, 2}, {1, 1, 1, 2}};
   RankTable Tabs[2] = {{nullptr, 0}, {nullptr, 0}};
-  ScheduleDesc D{"t", "t", 2, 2, 1, StageToRank, Costs, -1, 0, 0, 0, 0,
-                 CommModel::Rendezvous, Tabs, nullptr, -1};
+  ScheduleDesc D{"t",     "t", 2, 2, 1, StageToRank,           Costs,
+                 -1,      0,   0, 0, 0, CommModel::Rendezvous, Tabs,
+                 nullptr, -1};
 };
 
 TEST(ThreadsTransport, RendezvousSendCompletesOnlyOnceTheReceiveIsPosted) {
@@ -260,7 +263,8 @@ TEST(Executor, OverlapPairsAndControlActionsReachTheirHandlers) {
   std::mutex Mu;
   std::vector<std::string> Seen;
   for (int32_t R = 0; R < 2; ++R) {
-    Ex.push_back(std::make_unique<Executor>(T->Desc, R, Tr, K, RS, ExecOptions{}));
+    Ex.push_back(
+        std::make_unique<Executor>(T->Desc, R, Tr, K, RS, ExecOptions{}));
     Ex.back()->setOverlapHandler(
         [&](const Action &A, const Action &B, Executor &E) {
           {
@@ -285,8 +289,8 @@ TEST(Executor, OverlapPairsAndControlActionsReachTheirHandlers) {
   ASSERT_EQ(RS.exitCode(), ExitOk) << RS.errorMessage();
   std::sort(Seen.begin(), Seen.end());
   EXPECT_EQ(Seen, (std::vector<std::string>{"overlap(F1@1, B0@1)",
-                                             "rank 0: reduce_grad 0",
-                                             "rank 1: reduce_grad 1"}));
+                                            "rank 0: reduce_grad 0",
+                                            "rank 1: reduce_grad 1"}));
   EXPECT_EQ(K.Control.load(), 6);
   EXPECT_EQ(K.Errors.load(), 0);
 }
@@ -303,9 +307,9 @@ TEST(Watchdog, ReportsEveryRanksBlockedActionInTheLintsWords) {
   CheckingKernels K(T->Desc);
   auto Start = std::chrono::steady_clock::now();
   RunResult R = run(T->Desc, K, CommModel::Rendezvous, /*Watchdog=*/0.2);
-  double Took = std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                              Start)
-                    .count();
+  double Took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - Start)
+          .count();
   EXPECT_EQ(R.exitCode, ExitDeadlock);
   EXPECT_NE(R.error.find("rank 0 blocks at `send F1@0 -> 1` waiting for rank "
                          "1 to post `recv F1@1 <- 0`"),
@@ -422,15 +426,16 @@ TEST(Trace, MeasuredRunsWriteTheSimulatorsChromeFormat) {
   EXPECT_NE(J.find("\"name\": \"send F0@0 -> 1\""), std::string::npos);
   EXPECT_NE(J.find("\"ph\": \"s\""), std::string::npos);
   EXPECT_NE(J.find("\"ph\": \"f\""), std::string::npos);
-  EXPECT_NE(J.find("\"args\": {\"microbatch\": 1, \"stage\": 0, \"kind\": \"F\""),
-            std::string::npos);
+  EXPECT_NE(
+      J.find("\"args\": {\"microbatch\": 1, \"stage\": 0, \"kind\": \"F\""),
+      std::string::npos);
   std::remove(O.traceFile.c_str());
 }
 
 TEST(RunOptions, ParsesTheExecutorCommandLine) {
-  const char *Argv[] = {"exec", "--transport=mpi", "--ranks=4", "--steps=3",
-                        "--watchdog=2.5", "--trace=t.json", "--time-scale=0.5",
-                        "--comm=eager"};
+  const char *Argv[] = {
+      "exec",           "--transport=mpi", "--ranks=4",        "--steps=3",
+      "--watchdog=2.5", "--trace=t.json",  "--time-scale=0.5", "--comm=eager"};
   RunOptions O;
   std::string Err;
   ASSERT_TRUE(parseRunOptions(8, const_cast<char **>(Argv), O, Err)) << Err;
