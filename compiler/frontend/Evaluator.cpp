@@ -54,6 +54,8 @@ constexpr int64_t MaxRanks = 1 << 16;
 constexpr int64_t MaxStages = 1 << 20;
 constexpr int64_t MaxMicrobatches = 1 << 24;
 constexpr int64_t MaxArray = 1 << 24;
+/// Arrays live until evaluation ends, so their total size is bounded too.
+constexpr uint64_t MaxArrayTotal = uint64_t(1) << 25;
 /// Bounds the IR's memory (20 bytes an action) whatever the step budget.
 constexpr uint64_t MaxActions = uint64_t(1) << 25;
 
@@ -161,6 +163,7 @@ private:
   bool Failed = false;
   unsigned ListErrors = 0;
   uint64_t Emitted = 0;
+  uint64_t ArrayElements = 0;
   Value RetVal;
   bool HasRet = false;
   LocId CallSite = NoLoc;
@@ -452,6 +455,14 @@ Value Evaluator::evalBuiltin(CallExpr &C) {
     if (N < 0 || N > MaxArray) {
       fail(DiagKind::OutOfRange, Arg(0).Loc,
            fmt::format("array length {} is out of range 0..{}", N, MaxArray));
+      return {};
+    }
+    ArrayElements += uint64_t(N);
+    if (ArrayElements > MaxArrayTotal) {
+      fail(DiagKind::OutOfRange, C.Loc,
+           fmt::format("arrays made by this schedule hold more than {} "
+                       "elements in total",
+                       MaxArrayTotal));
       return {};
     }
     Arrays.emplace_back(size_t(N), Init);
