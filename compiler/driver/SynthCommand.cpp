@@ -1,6 +1,6 @@
 //===- SynthCommand.cpp - ppsc synth: a schedule under a memory limit -----===//
 //
-//   ppsc synth --ranks P --microbatches M --placement loop|v
+//   ppsc synth --ranks P --microbatches M --placement loop|v [--stages S]
 //              --cost F=1,B=1,W=1 [--stage-cost 3:F=2,B=2] [--comm-latency C]
 //              --memory-limit N [--no-exact] [-o out.pps]
 //   ppsc synth FILE.pps        (a pipeline with `schedule synth(memory: N)`)
@@ -135,13 +135,11 @@ static std::string problemFromFlags(synth::Problem &P) {
   }
   if (!(LatencyOpt >= 0) || !std::isfinite(LatencyOpt))
     return "--comm-latency must be >= 0";
+  if (opts::Stages > 100000)
+    return "--stages is too large";
+  // --stages S: several stages per rank (interleaved loop, or a deeper V).
   P = synth::Problem::make(opts::Ranks, opts::Microbatches, Pl, C, MemoryOpt,
-                           LatencyOpt);
-  if (opts::Stages > 0 && opts::Stages != P.Stages)
-    return fmt::format("synth places {} stages for {} placement on {} ranks; "
-                       "--stages {} does not match",
-                       P.Stages, PlacementOpt.getValue(), P.Ranks,
-                       opts::Stages.getValue());
+                           LatencyOpt, std::max(0, opts::Stages.getValue()));
   for (const std::string &SC : StageCostOpt) {
     auto [StageText, Costs] = StringRef(SC).split(':');
     int32_t Stage;

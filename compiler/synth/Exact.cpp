@@ -226,7 +226,7 @@ void ExactSearch::choose(int Rk, State &Next, uint16_t Starts, uint32_t Parent,
                          int T, int UB) {
   if (Found)
     return;
-  if (Rk == R) {
+  if (Rk >= R || Rk >= 4) { // every rank chose (R <= 4 by exactApplies)
     // Advance one tick.
     State X = Next;
     bool AllDone = true;

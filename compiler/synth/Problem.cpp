@@ -9,12 +9,13 @@
 namespace pps::synth {
 
 Problem Problem::make(int32_t Ranks, int32_t Microbatches, ir::Placement Pl,
-                      JobCost C, int64_t MemoryLimit, double Latency) {
+                      JobCost C, int64_t MemoryLimit, double Latency,
+                      int32_t Stages) {
   Problem P;
   P.Ranks = Ranks;
   P.Microbatches = Microbatches;
   P.Place = Pl;
-  P.Stages = Pl == ir::Placement::V ? 2 * Ranks : Ranks;
+  P.Stages = Stages > 0 ? Stages : Pl == ir::Placement::V ? 2 * Ranks : Ranks;
   P.Latency = Latency;
   P.MemoryLimit = MemoryLimit;
   P.Cost.assign(std::max(P.Stages, 0), C);
@@ -56,10 +57,13 @@ std::string Problem::validate() const {
   if (Microbatches < 1)
     return "synthesis needs at least one microbatch";
   if (Stages < Ranks || int32_t(StageToRank.size()) != Stages)
-    return fmt::format("synthesis supports loop placement with one stage per "
-                       "rank and v placement with two; got {} stages on {} "
-                       "ranks",
-                       Stages, Ranks);
+    return fmt::format("synthesis needs every rank to hold a stage and a "
+                       "placement for every stage; got {} stages on {} "
+                       "ranks{}",
+                       Stages, Ranks,
+                       Place == ir::Placement::V && Stages % Ranks
+                           ? " (v placement needs a multiple of the ranks)"
+                           : "");
   for (int32_t R : StageToRank)
     if (R < 0 || R >= Ranks)
       return "a stage is placed on a rank that does not exist";

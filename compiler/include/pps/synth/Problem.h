@@ -62,10 +62,11 @@ struct Problem {
   /// Peak activation memory per rank, in stage (chunk) units.
   int64_t MemoryLimit = 0;
 
-  /// A problem with uniform costs and loop (stages = ranks) or V (stages =
-  /// 2 * ranks) placement.
+  /// A problem with uniform costs and loop or V placement; Stages = 0 means
+  /// one stage per rank for loop, two for V.
   static Problem make(int32_t Ranks, int32_t Microbatches, ir::Placement P,
-                      JobCost C, int64_t MemoryLimit, double Latency = 0.0);
+                      JobCost C, int64_t MemoryLimit, double Latency = 0.0,
+                      int32_t Stages = 0);
   /// The problem a schedule's topology and cost model describe.
   static Problem fromSchedule(const ir::Schedule &S, int64_t MemoryLimit);
 
