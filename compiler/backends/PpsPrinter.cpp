@@ -176,11 +176,16 @@ std::string Printer::actionText(const ir::Action &A, int32_t Rank) const {
   case K::F: case K::I: case K::W: case K::B:
     return computeText(A, Rank);
   case K::SendF: case K::SendB:
-    return fmt::format("send {}{}{} -> {}", A.Kind == K::SendF ? "F" : "B",
-                       A.Microbatch, stageSuffix(A.Stage, Rank), A.Peer);
-  case K::RecvF: case K::RecvB:
-    return fmt::format("recv {}{}{} <- {}", A.Kind == K::RecvF ? "F" : "B",
-                       A.Microbatch, stageSuffix(A.Stage, Rank), A.Peer);
+  case K::RecvF: case K::RecvB: {
+    bool Send = ir::isSend(A.Kind);
+    std::string Text = fmt::format(
+        "{} {}{}{}", Send ? "send" : "recv", ir::isForwardComm(A.Kind) ? "F" : "B",
+        A.Microbatch, stageSuffix(A.Stage, Rank));
+    // A peer not yet known (-1) is left for the topology to fill in.
+    if (A.Peer >= 0)
+      Text += fmt::format(" {} {}", Send ? "->" : "<-", A.Peer);
+    return Text;
+  }
   case K::Unshard: case K::Reshard: case K::ReduceGrad:
     return fmt::format("{} {}", ir::actionKindName(A.Kind).str(), A.Stage);
   case K::Idle:
