@@ -65,6 +65,7 @@ public:
             std::set<std::string> &Used)
       : Diags(Diags), Opts(Opts), Used(Used), StepsLeft(Opts.StepBudget) {
     Stack.reserve(1 << 12);
+    Calls.reserve(Opts.RecursionLimit + 1);
   }
 
   std::optional<ir::Schedule> run(PipelineDecl &Pl);
@@ -74,6 +75,12 @@ private:
   Diagnostic &fail(DiagKind K, LocId L, std::string Msg) {
     Failed = true;
     Diagnostic &D = Diags.report(K, L, std::move(Msg));
+    // The innermost calls that led here (the outermost is the pipeline's
+    // schedule call, noted below).
+    size_t Shown = 0;
+    for (size_t I = Calls.size(); I-- > 1 && Shown < 4; ++Shown)
+      D.note(Calls[I]->Loc,
+             fmt::format("in '{}' called here", Calls[I]->Callee));
     if (CallSite != NoLoc)
       D.note(CallSite, fmt::format("while evaluating schedule '{}' called here",
                                    CallName));
@@ -168,6 +175,8 @@ private:
   bool HasRet = false;
   LocId CallSite = NoLoc;
   std::string CallName;
+  /// The calls being evaluated, outermost first (for error notes).
+  std::vector<CallExpr *> Calls;
 
   // topology as declared so far
   PipelineDecl *Pl = nullptr;
@@ -505,6 +514,7 @@ Value Evaluator::callFn(CallExpr &C,
   size_t SavedBase = Base;
   Base = NewBase;
   ++Depth;
+  Calls.push_back(&C);
   for (size_t I = 0; I < F.Params.size() && !Failed; ++I) {
     if (ArgOverrides) {
       auto It = ArgOverrides->find(F.Params[I].Var.Name);
@@ -528,6 +538,7 @@ Value Evaluator::callFn(CallExpr &C,
     }
   }
   --Depth;
+  Calls.pop_back();
   Base = SavedBase;
   Stack.resize(NewBase);
   HasRet = Returned;
