@@ -15,7 +15,8 @@
 // location, and every rank's blocked action is named:
 //   rank 1 blocks at `send F0@1 -> 0` waiting for rank 0 to post `recv F0@2 <- 1`
 // Guarantees: AnalysisResults::DeadlockFree is true iff every rank runs to
-// the end of its program under the model.
+// the end of its program under the model. Trusts no earlier pass, so the
+// pass manager runs it even after an earlier pass reported an error.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
