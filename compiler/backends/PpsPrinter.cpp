@@ -23,18 +23,19 @@ std::string num(double V) { return fmt::format("{}", V); }
 /// A name the grammar accepts as an identifier.
 std::string identName(llvm::StringRef Name) {
   static const llvm::StringSet<> Keywords = {
-      "import", "schedule", "fn",      "pipeline", "let",     "for",
-      "while",  "break",    "continue", "in",      "if",      "else",
-      "rank",   "return",   "assert",  "true",     "false",   "overlap",
-      "send",   "recv",     "unshard", "reshard",  "reduce_grad", "idle"};
+      "import", "schedule", "fn",       "pipeline", "let",         "for",
+      "while",  "break",    "continue", "in",       "if",          "else",
+      "rank",   "return",   "assert",   "true",     "false",       "overlap",
+      "send",   "recv",     "unshard",  "reshard",  "reduce_grad", "idle"};
   std::string Out;
   for (char C : Name)
     Out += (isalnum((unsigned char)C) || C == '_') ? C : '_';
   if (Out.empty() || isdigit((unsigned char)Out[0]))
     Out = "p_" + Out;
-  bool ActionLike = Out.size() >= 1 && llvm::StringRef("FIWB").contains(Out[0]) &&
-                    llvm::all_of(llvm::StringRef(Out).drop_front(),
-                                 [](char C) { return isdigit((unsigned char)C); });
+  bool ActionLike =
+      Out.size() >= 1 && llvm::StringRef("FIWB").contains(Out[0]) &&
+      llvm::all_of(llvm::StringRef(Out).drop_front(),
+                   [](char C) { return isdigit((unsigned char)C); });
   if (Keywords.count(Out) || ActionLike)
     Out = "p_" + Out;
   return Out;
@@ -65,7 +66,8 @@ private:
   std::string computeText(const ir::Action &A, int32_t Rank) const;
   std::string actionText(const ir::Action &A, int32_t Rank) const;
   std::string stageSuffix(int32_t Stage, int32_t Rank) const {
-    if (Rank >= 0 && Rank < int32_t(OnlyStage.size()) && OnlyStage[Rank] == Stage)
+    if (Rank >= 0 && Rank < int32_t(OnlyStage.size()) &&
+        OnlyStage[Rank] == Stage)
       return "";
     return fmt::format("@{}", Stage);
   }
@@ -73,7 +75,8 @@ private:
   const ir::Schedule &S;
   llvm::raw_ostream &OS;
   llvm::SmallVector<int32_t, 16> OnlyStage;
-  friend void pps::backends::printAction(const ir::Action &, llvm::raw_ostream &);
+  friend void pps::backends::printAction(const ir::Action &,
+                                         llvm::raw_ostream &);
 };
 
 void Printer::print() {
@@ -122,8 +125,9 @@ void Printer::printHeader() {
 
 void Printer::printCost() {
   const ir::CostModel &C = S.Cost;
-  OS << fmt::format("  cost {{ F = {}; I = {}; W = {}; B = {};", num(C.Default.F),
-                    num(C.Default.I), num(C.Default.W), num(C.Default.B));
+  OS << fmt::format("  cost {{ F = {}; I = {}; W = {}; B = {};",
+                    num(C.Default.F), num(C.Default.I), num(C.Default.W),
+                    num(C.Default.B));
   if (C.Overlap)
     OS << fmt::format(" overlap = {};", num(*C.Overlap));
   bool AnyStage = false;
@@ -173,20 +177,27 @@ std::string Printer::computeText(const ir::Action &A, int32_t Rank) const {
 std::string Printer::actionText(const ir::Action &A, int32_t Rank) const {
   using K = ir::ActionKind;
   switch (A.Kind) {
-  case K::F: case K::I: case K::W: case K::B:
+  case K::F:
+  case K::I:
+  case K::W:
+  case K::B:
     return computeText(A, Rank);
-  case K::SendF: case K::SendB:
-  case K::RecvF: case K::RecvB: {
+  case K::SendF:
+  case K::SendB:
+  case K::RecvF:
+  case K::RecvB: {
     bool Send = ir::isSend(A.Kind);
-    std::string Text = fmt::format(
-        "{} {}{}{}", Send ? "send" : "recv", ir::isForwardComm(A.Kind) ? "F" : "B",
-        A.Microbatch, stageSuffix(A.Stage, Rank));
+    std::string Text = fmt::format("{} {}{}{}", Send ? "send" : "recv",
+                                   ir::isForwardComm(A.Kind) ? "F" : "B",
+                                   A.Microbatch, stageSuffix(A.Stage, Rank));
     // A peer not yet known (-1) is left for the topology to fill in.
     if (A.Peer >= 0)
       Text += fmt::format(" {} {}", Send ? "->" : "<-", A.Peer);
     return Text;
   }
-  case K::Unshard: case K::Reshard: case K::ReduceGrad:
+  case K::Unshard:
+  case K::Reshard:
+  case K::ReduceGrad:
     return fmt::format("{} {}", ir::actionKindName(A.Kind).str(), A.Stage);
   case K::Idle:
     if (A.idleTime() == 1.0f)

@@ -29,9 +29,12 @@ enum class Flow : uint8_t { Next, Break, Continue, Return, Abort };
 
 const char *typeName(VT T) {
   switch (T) {
-  case VT::Int: return "an integer";
-  case VT::Bool: return "a bool";
-  case VT::Array: return "an array";
+  case VT::Int:
+    return "an integer";
+  case VT::Bool:
+    return "a bool";
+  case VT::Array:
+    return "an array";
   }
   return "?";
 }
@@ -182,8 +185,7 @@ private:
   PipelineDecl *Pl = nullptr;
   std::optional<int64_t> NRanks, NStages, NMicro;
   PipelineItem *StagesItem = nullptr;
-  bool TopoDone = false, Ready = false, TopoFailed = false,
-       ReadyFailed = false;
+  bool TopoDone = false, Ready = false, TopoFailed = false, ReadyFailed = false;
   llvm::SmallVector<int32_t, 16> OnlyStage; // -1 none, -2 several
   std::vector<llvm::SmallVector<int32_t, 4>> RankStages;
 };
@@ -275,8 +277,9 @@ Value Evaluator::eval(Expr &E) {
     if (Failed)
       return {};
     if (A.T != VT::Array) {
-      fail(DiagKind::TypeMismatch, X.Base->Loc,
-           fmt::format("'{}' is {}, not an array", X.Base->Name, typeName(A.T)));
+      fail(
+          DiagKind::TypeMismatch, X.Base->Loc,
+          fmt::format("'{}' is {}, not an array", X.Base->Name, typeName(A.T)));
       return {};
     }
     auto &Arr = Arrays[A.I];
@@ -373,16 +376,21 @@ Value Evaluator::evalBinary(BinaryExpr &B) {
   case BinOp::Mod:
     if (Y == 0) {
       fail(DiagKind::DivisionByZero, B.Loc,
-           fmt::format("{} by zero", B.Op == BinOp::Div ? "division" : "modulo"));
+           fmt::format("{} by zero",
+                       B.Op == BinOp::Div ? "division" : "modulo"));
       return {};
     }
     if (X == INT64_MIN && Y == -1)
       break;
     return {B.Op == BinOp::Div ? floorDiv(X, Y) : floorMod(X, Y), VT::Int};
-  case BinOp::Lt: return {X < Y, VT::Bool};
-  case BinOp::Le: return {X <= Y, VT::Bool};
-  case BinOp::Gt: return {X > Y, VT::Bool};
-  case BinOp::Ge: return {X >= Y, VT::Bool};
+  case BinOp::Lt:
+    return {X < Y, VT::Bool};
+  case BinOp::Le:
+    return {X <= Y, VT::Bool};
+  case BinOp::Gt:
+    return {X > Y, VT::Bool};
+  case BinOp::Ge:
+    return {X >= Y, VT::Bool};
   default:
     return {};
   }
@@ -434,7 +442,8 @@ Value Evaluator::evalBuiltin(CallExpr &C) {
       return {};
     if (S < 0 || S >= Out.Topo.Stages) {
       fail(DiagKind::OutOfRange, Arg(0).Loc,
-           fmt::format("stage {} is out of range 0..{}", S, Out.Topo.Stages - 1));
+           fmt::format("stage {} is out of range 0..{}", S,
+                       Out.Topo.Stages - 1));
       return {};
     }
     return {Out.Topo.StageToRank[S], VT::Int};
@@ -684,8 +693,9 @@ Flow Evaluator::execRank(RankStmt &R) {
   if (Failed || !ensureReady(R.Loc))
     return Flow::Abort;
   if (Rank < 0 || Rank >= Out.Topo.Ranks) {
-    fail(DiagKind::OutOfRange, R.Rank->Loc,
-         fmt::format("rank {} is out of range 0..{}", Rank, Out.Topo.Ranks - 1));
+    fail(
+        DiagKind::OutOfRange, R.Rank->Loc,
+        fmt::format("rank {} is out of range 0..{}", Rank, Out.Topo.Ranks - 1));
     return Flow::Abort;
   }
   int32_t Saved = CurRank;
@@ -731,8 +741,9 @@ bool Evaluator::resolveCompute(ComputeRef &R, ir::Action &A) {
       return false;
     }
   } else if (LLVM_UNLIKELY(St < 0 || St >= Out.Topo.Stages)) {
-    fail(DiagKind::OutOfRange, R.Stage->Loc,
-         fmt::format("stage {} is out of range 0..{}", St, Out.Topo.Stages - 1));
+    fail(
+        DiagKind::OutOfRange, R.Stage->Loc,
+        fmt::format("stage {} is out of range 0..{}", St, Out.Topo.Stages - 1));
     return false;
   }
   A = ir::Action::compute(R.Kind, int32_t(Mb), int32_t(St), R.Loc);
@@ -773,8 +784,9 @@ void Evaluator::emitActions(std::vector<ActionNode> &As) {
         break;
       bool Fwd = A.Kind == ir::ActionKind::F;
       bool Send = N.Kind == ActionNodeKind::Send;
-      ir::ActionKind K = Send ? (Fwd ? ir::ActionKind::SendF : ir::ActionKind::SendB)
-                              : (Fwd ? ir::ActionKind::RecvF : ir::ActionKind::RecvB);
+      ir::ActionKind K =
+          Send ? (Fwd ? ir::ActionKind::SendF : ir::ActionKind::SendB)
+               : (Fwd ? ir::ActionKind::RecvF : ir::ActionKind::RecvB);
       int64_t Peer;
       if (N.Operand) {
         Peer = evalInt(*N.Operand, "a rank");
@@ -861,10 +873,10 @@ bool Evaluator::ensureTopology(LocId L) {
   ir::Topology &T = Out.Topo;
   T.Ranks = int32_t(*NRanks);
   T.Stages = int32_t(NStages ? *NStages : *NRanks);
-  LocId PLoc = StagesItem ? (StagesItem->PlacementLoc != NoLoc
-                                 ? StagesItem->PlacementLoc
-                                 : StagesItem->Loc)
-                          : Pl->Loc;
+  LocId PLoc =
+      StagesItem ? (StagesItem->PlacementLoc != NoLoc ? StagesItem->PlacementLoc
+                                                      : StagesItem->Loc)
+                 : Pl->Loc;
   if (StagesItem && StagesItem->ExplicitPlacement) {
     T.Place = ir::Placement::Explicit;
     T.StageToRank.assign(T.Stages, -1);
@@ -954,8 +966,9 @@ bool Evaluator::ensureReady(LocId L) {
     NMicro = override("microbatches");
   if (!NMicro) {
     ReadyFailed = true;
-    fail(DiagKind::MissingField, Pl->Loc,
-         fmt::format("pipeline '{}' does not declare 'microbatches'", Pl->Name));
+    fail(
+        DiagKind::MissingField, Pl->Loc,
+        fmt::format("pipeline '{}' does not declare 'microbatches'", Pl->Name));
     return false;
   }
   Out.Topo.Microbatches = int32_t(*NMicro);
@@ -980,13 +993,15 @@ std::optional<int64_t> Evaluator::sizeField(PipelineItem &I, const char *Name,
   }
   if (*V < Min || *V > Max) {
     fail(DiagKind::OutOfRange, I.Value->Loc,
-         fmt::format("{} must be between {} and {}, got {}", Name, Min, Max, *V));
+         fmt::format("{} must be between {} and {}, got {}", Name, Min, Max,
+                     *V));
     return std::nullopt;
   }
   return V;
 }
 
-bool Evaluator::quantityOk(const Quantity &Q, const char *What, bool AllowZero) {
+bool Evaluator::quantityOk(const Quantity &Q, const char *What,
+                           bool AllowZero) {
   if (!std::isfinite(Q.Value) || Q.Value < 0 || (!AllowZero && Q.Value == 0)) {
     fail(DiagKind::InvalidValue, Q.Loc,
          fmt::format("{} must be a {} finite number", What,
@@ -1024,10 +1039,14 @@ void Evaluator::applyCost(PipelineItem &I) {
   unsigned DefaultGiven = 0;
   auto Slot = [](ir::StageCost &SC, char K) -> double & {
     switch (K) {
-    case 'F': return SC.F;
-    case 'I': return SC.I;
-    case 'W': return SC.W;
-    default: return SC.B;
+    case 'F':
+      return SC.F;
+    case 'I':
+      return SC.I;
+    case 'W':
+      return SC.W;
+    default:
+      return SC.B;
     }
   };
   auto Bit = [](char K) {
@@ -1081,7 +1100,8 @@ void Evaluator::applyCost(PipelineItem &I) {
       return;
     if (S < 0 || S >= Out.Topo.Stages) {
       fail(DiagKind::OutOfRange, E.Stage->Loc,
-           fmt::format("stage {} is out of range 0..{}", S, Out.Topo.Stages - 1));
+           fmt::format("stage {} is out of range 0..{}", S,
+                       Out.Topo.Stages - 1));
       continue;
     }
     if (!CheckEntry(E))
@@ -1148,7 +1168,8 @@ void Evaluator::applyComm(PipelineItem &I) {
       auto F = msPerUnit(Q.Unit);
       if (!F) {
         fail(DiagKind::InvalidValue, Q.UnitLoc,
-             fmt::format("unknown time unit '{}' (expected ms, us or s)", Q.Unit));
+             fmt::format("unknown time unit '{}' (expected ms, us or s)",
+                         Q.Unit));
         continue;
       }
       C.Latency = Q.Value * *F;
@@ -1160,9 +1181,10 @@ void Evaluator::applyComm(PipelineItem &I) {
       auto BF = bytesUnit(Bytes);
       auto TF = msPerUnit(Per);
       if (Q.Unit.empty() || Per.empty() || !BF || !TF) {
-        fail(DiagKind::InvalidValue, Q.UnitLoc != NoLoc ? Q.UnitLoc : Q.Loc,
-             fmt::format("bandwidth needs a unit such as GB/s or B/ms, got '{}'",
-                         Q.Unit));
+        fail(
+            DiagKind::InvalidValue, Q.UnitLoc != NoLoc ? Q.UnitLoc : Q.Loc,
+            fmt::format("bandwidth needs a unit such as GB/s or B/ms, got '{}'",
+                        Q.Unit));
         continue;
       }
       C.BandwidthBytesPerMs = Q.Value * *BF / *TF;
@@ -1200,7 +1222,8 @@ std::optional<ir::Schedule> Evaluator::run(PipelineDecl &Decl) {
     case PipelineItemKind::Microbatches:
       if (Ready) {
         fail(DiagKind::InvalidValue, I.Loc,
-             "'microbatches' comes after actions were emitted; declare it first");
+             "'microbatches' comes after actions were emitted; declare it "
+             "first");
         break;
       }
       NMicro = sizeField(I, "microbatches", 1, MaxMicrobatches);
@@ -1295,7 +1318,8 @@ std::optional<ir::Schedule> Evaluator::run(PipelineDecl &Decl) {
         }
         if (!HaveMemory) {
           fail(DiagKind::MissingField, C.Loc,
-               "synth needs a memory limit: synth(memory: N) or 'memory limit N;'");
+               "synth needs a memory limit: synth(memory: N) or 'memory limit "
+               "N;'");
           break;
         }
         if (R.MemoryLimit <= 0) {
@@ -1351,9 +1375,10 @@ std::optional<ir::Schedule> Evaluator::run(PipelineDecl &Decl) {
 
 } // namespace
 
-std::optional<ir::Schedule>
-evaluatePipeline(PipelineDecl &Pl, DiagnosticEngine &Diags,
-                 const FrontendOptions &Opts, std::set<std::string> &Used) {
+std::optional<ir::Schedule> evaluatePipeline(PipelineDecl &Pl,
+                                             DiagnosticEngine &Diags,
+                                             const FrontendOptions &Opts,
+                                             std::set<std::string> &Used) {
   Evaluator E(Diags, Opts, Used);
   return E.run(Pl);
 }

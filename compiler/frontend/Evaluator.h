@@ -24,9 +24,9 @@
 namespace pps::frontend {
 
 /// Evaluates Pl. Names of overrides it consumed are added to UsedOverrides.
-std::optional<ir::Schedule> evaluatePipeline(ast::PipelineDecl &Pl,
-                                             DiagnosticEngine &Diags,
-                                             const FrontendOptions &Opts,
-                                             std::set<std::string> &UsedOverrides);
+std::optional<ir::Schedule>
+evaluatePipeline(ast::PipelineDecl &Pl, DiagnosticEngine &Diags,
+                 const FrontendOptions &Opts,
+                 std::set<std::string> &UsedOverrides);
 
 } // namespace pps::frontend

@@ -40,9 +40,11 @@ constexpr unsigned MaxImportDepth = 64;
 
 class Loader {
 public:
-  Loader(SourceManager &SM, DiagnosticEngine &Diags, const FrontendOptions &Opts)
+  Loader(SourceManager &SM, DiagnosticEngine &Diags,
+         const FrontendOptions &Opts)
       : SM(SM), Diags(Diags), Opts(Opts),
-        S(Diags, [this](llvm::StringRef Name) { return implicitImport(Name); }) {
+        S(Diags,
+          [this](llvm::StringRef Name) { return implicitImport(Name); }) {
     std::error_code EC;
     for (llvm::sys::fs::directory_iterator It(stdlibDir(), EC), End;
          It != End && !EC; It.increment(EC))
@@ -111,8 +113,9 @@ ast::Module *Loader::loadPath(const std::string &Path, LocId From) {
   if (It != ByPath.end())
     return It->second;
   if (InProgress.size() > MaxImportDepth) {
-    Diags.report(DiagKind::ImportCycle, From,
-                 fmt::format("imports nested more than {} deep", MaxImportDepth));
+    Diags.report(
+        DiagKind::ImportCycle, From,
+        fmt::format("imports nested more than {} deep", MaxImportDepth));
     return nullptr;
   }
   FileId File;
@@ -226,8 +229,9 @@ std::optional<ir::Schedule> Loader::compile(FileId Main) {
   } else if (M->Pipelines.size() > 1) {
     auto &D = Diags.report(
         DiagKind::NoPipeline, M->Pipelines[1]->Loc,
-        fmt::format("the file declares {} pipelines; choose one with --pipeline",
-                    M->Pipelines.size()));
+        fmt::format(
+            "the file declares {} pipelines; choose one with --pipeline",
+            M->Pipelines.size()));
     D.note(M->Pipelines[0]->Loc, "first pipeline declared here");
     return std::nullopt;
   } else {
@@ -261,8 +265,9 @@ std::optional<ir::Schedule> compileOnBigStack(FileId Main, SourceManager &SM,
       Loader L(SM, Diags, Opts);
       Result = L.compile(Main);
     } catch (std::exception &E) {
-      Diags.report(DiagKind::SyntaxError, SM.getLoc(Main, 1, 1),
-                   fmt::format("internal error in the front end: {}", E.what()));
+      Diags.report(
+          DiagKind::SyntaxError, SM.getLoc(Main, 1, 1),
+          fmt::format("internal error in the front end: {}", E.what()));
       Result.reset();
     } catch (...) {
       Diags.report(DiagKind::SyntaxError, SM.getLoc(Main, 1, 1),
@@ -305,11 +310,9 @@ std::optional<ir::Schedule> compileFile(llvm::StringRef Path, SourceManager &SM,
   return compileOnBigStack(File, SM, Diags, Opts);
 }
 
-std::optional<ir::Schedule> compileBuffer(llvm::StringRef Name,
-                                          llvm::StringRef Text,
-                                          SourceManager &SM,
-                                          DiagnosticEngine &Diags,
-                                          const FrontendOptions &Opts) {
+std::optional<ir::Schedule>
+compileBuffer(llvm::StringRef Name, llvm::StringRef Text, SourceManager &SM,
+              DiagnosticEngine &Diags, const FrontendOptions &Opts) {
   FileId File = SM.addBuffer(Name.str(), Text.str());
   return compileOnBigStack(File, SM, Diags, Opts);
 }

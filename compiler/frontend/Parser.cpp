@@ -15,14 +15,22 @@ namespace {
 std::string tokenName(const antlr4::dfa::Vocabulary &Voc, size_t Type) {
   using L = pps::grammar::PpsLexer;
   switch (Type) {
-  case antlr4::Token::EOF: return "end of file";
-  case L::ID: return "a name";
-  case L::INT: return "an integer";
-  case L::FLOAT: return "a number";
-  case L::STRING: return "a string";
-  case L::COMPUTE_LIT: return "an action such as F3";
-  case L::COMPUTE_KIND: return "F, I, W or B";
-  default: return Voc.getDisplayName(Type);
+  case antlr4::Token::EOF:
+    return "end of file";
+  case L::ID:
+    return "a name";
+  case L::INT:
+    return "an integer";
+  case L::FLOAT:
+    return "a number";
+  case L::STRING:
+    return "a string";
+  case L::COMPUTE_LIT:
+    return "an action such as F3";
+  case L::COMPUTE_KIND:
+    return "F, I, W or B";
+  default:
+    return Voc.getDisplayName(Type);
   }
 }
 
@@ -80,8 +88,7 @@ public:
     }
     if (Expected.contains(size_t(Lx::SEMI)) && Prev && Offending &&
         (Offending->getLine() > Prev->getLine() ||
-         Offending->getType() == antlr4::Token::EOF ||
-         Expected.size() == 1)) {
+         Offending->getType() == antlr4::Token::EOF || Expected.size() == 1)) {
       LocId After = SM.getLoc(
           File, uint32_t(Prev->getLine()),
           uint32_t(Prev->getCharPositionInLine() + Prev->getText().size() + 1));
@@ -146,9 +153,20 @@ private:
 bool isOperator(size_t Type) {
   using L = pps::grammar::PpsLexer;
   switch (Type) {
-  case L::PLUS: case L::MINUS: case L::STAR: case L::SLASH: case L::PERCENT:
-  case L::LT: case L::LE: case L::GT: case L::GE: case L::EQEQ: case L::NE:
-  case L::ANDAND: case L::OROR: case L::BANG:
+  case L::PLUS:
+  case L::MINUS:
+  case L::STAR:
+  case L::SLASH:
+  case L::PERCENT:
+  case L::LT:
+  case L::LE:
+  case L::GT:
+  case L::GE:
+  case L::EQEQ:
+  case L::NE:
+  case L::ANDAND:
+  case L::OROR:
+  case L::BANG:
     return true;
   default:
     return false;
@@ -201,16 +219,21 @@ bool preScan(const std::vector<antlr4::Token *> &Tokens, llvm::StringRef Orig,
       continue;
     }
     switch (Type) {
-    case L::LPAREN: case L::LBRACK: case L::LBRACE:
+    case L::LPAREN:
+    case L::LBRACK:
+    case L::LBRACE:
       if (++Depth > MaxNesting) {
-        Diags.report(DiagKind::NestingTooDeep, Loc(T),
-                     fmt::format("brackets nested more than {} deep", MaxNesting));
+        Diags.report(
+            DiagKind::NestingTooDeep, Loc(T),
+            fmt::format("brackets nested more than {} deep", MaxNesting));
         return false;
       }
       if (Type == L::LBRACE)
         Ops = 0;
       break;
-    case L::RPAREN: case L::RBRACK: case L::RBRACE:
+    case L::RPAREN:
+    case L::RBRACK:
+    case L::RBRACE:
       if (Depth)
         --Depth;
       if (Type == L::RBRACE)
@@ -252,8 +275,7 @@ bool rawNestingScan(llvm::StringRef Text, SourceManager &SM,
   };
   auto IsOp = [](char C) {
     return C == '+' || C == '-' || C == '*' || C == '/' || C == '%' ||
-           C == '<' || C == '>' || C == '=' || C == '!' || C == '&' ||
-           C == '|';
+           C == '<' || C == '>' || C == '=' || C == '!' || C == '&' || C == '|';
   };
   for (size_t I = 0, E = Text.size(); I < E; ++I, ++Col) {
     char C = Text[I];
@@ -298,14 +320,19 @@ bool rawNestingScan(llvm::StringRef Text, SourceManager &SM,
                                 MaxNesting * 10));
     }
     switch (C) {
-    case '(': case '[': case '{':
+    case '(':
+    case '[':
+    case '{':
       if (++Depth > MaxNesting)
-        return Fail(fmt::format("brackets nested more than {} deep", MaxNesting));
+        return Fail(
+            fmt::format("brackets nested more than {} deep", MaxNesting));
       ElseIfs[Depth] = 0;
       if (C == '{')
         Ops = 0;
       continue;
-    case ')': case ']': case '}':
+    case ')':
+    case ']':
+    case '}':
       Depth -= Depth > 0;
       if (C == '}')
         Ops = 0;
@@ -386,9 +413,9 @@ std::unique_ptr<ast::Module> parseModule(FileId File, SourceManager &SM,
       Tree = Parser.file();
     }
     if (Listener.Count > 20)
-      Diags.report(DiagKind::SyntaxError, NoLoc,
-                   fmt::format("{} more syntax errors not shown",
-                               Listener.Count - 20));
+      Diags.report(
+          DiagKind::SyntaxError, NoLoc,
+          fmt::format("{} more syntax errors not shown", Listener.Count - 20));
     if (Listener.Count || !Tree || HadInvalid)
       return nullptr;
     unsigned ErrorsBefore = Diags.numErrors();

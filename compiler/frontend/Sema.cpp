@@ -47,9 +47,8 @@ static std::pair<unsigned, unsigned> builtinArity(Builtin B) {
   }
 }
 
-static const char *BuiltinFnNames[] = {"rank_of", "stage_of", "min", "max",
-                                       "div",     "mod",      "abs", "array",
-                                       "len"};
+static const char *BuiltinFnNames[] = {
+    "rank_of", "stage_of", "min", "max", "div", "mod", "abs", "array", "len"};
 
 llvm::StringMap<FnDecl *> &Sema::scopeOf(Module &M) {
   auto It = Scopes.find(&M);
@@ -66,9 +65,9 @@ llvm::StringMap<FnDecl *> &Sema::scopeOf(Module &M) {
       continue;
     }
     if (lookupBuiltin(F->Name) != Builtin::None)
-      Diags.report(DiagKind::DuplicateDefinition, F->Loc,
-                   fmt::format("'{}' is a built-in and cannot be redefined",
-                               F->Name));
+      Diags.report(
+          DiagKind::DuplicateDefinition, F->Loc,
+          fmt::format("'{}' is a built-in and cannot be redefined", F->Name));
   }
   // Imported definitions are visible unless the module defines the name.
   for (ImportDecl &I : M.Imports)
@@ -117,13 +116,14 @@ void Sema::popScope(std::pair<size_t, size_t> ScopeMark) {
 
 int32_t Sema::declare(Binder &B, bool WarnUnused) {
   if (B.Reserved) {
-    Diags.report(DiagKind::InvalidValue, B.Loc,
-                 fmt::format("'{}' names an action and cannot name a variable",
-                             B.Name));
+    Diags.report(
+        DiagKind::InvalidValue, B.Loc,
+        fmt::format("'{}' names an action and cannot name a variable", B.Name));
   } else if (isConstant(lookupBuiltin(B.Name))) {
-    Diags.report(DiagKind::InvalidValue, B.Loc,
-                 fmt::format("'{}' is a built-in constant and cannot be rebound",
-                             B.Name));
+    Diags.report(
+        DiagKind::InvalidValue, B.Loc,
+        fmt::format("'{}' is a built-in constant and cannot be rebound",
+                    B.Name));
   }
   // A name may shadow an outer one, but not one of the same scope.
   auto &Stack = Cur->ByName[B.Name];
@@ -252,8 +252,9 @@ void Sema::checkStmt(Stmt &S) {
     }
     checkName(*A.Target);
     if (A.Target->Res == NameRes::Builtin)
-      Diags.report(DiagKind::InvalidValue, A.Target->Loc,
-                   fmt::format("cannot assign to built-in '{}'", A.Target->Name));
+      Diags.report(
+          DiagKind::InvalidValue, A.Target->Loc,
+          fmt::format("cannot assign to built-in '{}'", A.Target->Name));
     return;
   }
   case StmtKind::For: {
@@ -282,8 +283,9 @@ void Sema::checkStmt(Stmt &S) {
   case StmtKind::Continue:
     if (Cur->LoopDepth == 0)
       Diags.report(DiagKind::InvalidValue, S.Loc,
-                   fmt::format("'{}' outside a loop",
-                               S.Kind == StmtKind::Break ? "break" : "continue"));
+                   fmt::format("'{}' outside a loop", S.Kind == StmtKind::Break
+                                                          ? "break"
+                                                          : "continue"));
     return;
   case StmtKind::If: {
     auto &I = static_cast<IfStmt &>(S);
@@ -419,9 +421,9 @@ void Sema::checkCall(CallExpr &C, bool AsStatement, bool PipelineSchedule) {
     C.BuiltinId = B;
     for (Arg &A : C.Args)
       if (!A.Name.empty())
-        Diags.report(DiagKind::InvalidValue, A.NameLoc,
-                     fmt::format("built-in '{}' takes no named arguments",
-                                 C.Callee));
+        Diags.report(
+            DiagKind::InvalidValue, A.NameLoc,
+            fmt::format("built-in '{}' takes no named arguments", C.Callee));
     auto [Min, Max] = builtinArity(B);
     if (C.Args.size() < Min || C.Args.size() > Max)
       Diags.report(DiagKind::WrongArity, C.Loc,
@@ -462,13 +464,16 @@ void Sema::checkCall(CallExpr &C, bool AsStatement, bool PipelineSchedule) {
     return;
   }
   if (PipelineSchedule && !F->IsSchedule)
-    Diags.report(DiagKind::InvalidValue, C.Loc,
-                 fmt::format("'{}' is a fn, not a schedule", C.Callee))
+    Diags
+        .report(DiagKind::InvalidValue, C.Loc,
+                fmt::format("'{}' is a fn, not a schedule", C.Callee))
         .note(F->Loc, "declared here");
   if (!AsStatement && F->IsSchedule)
-    Diags.report(DiagKind::InvalidValue, C.Loc,
-                 fmt::format("schedule '{}' has no value; call it as a statement",
-                             C.Callee))
+    Diags
+        .report(
+            DiagKind::InvalidValue, C.Loc,
+            fmt::format("schedule '{}' has no value; call it as a statement",
+                        C.Callee))
         .note(F->Loc, "declared here");
   C.Target = F;
   orderArgs(C, *F);

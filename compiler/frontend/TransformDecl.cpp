@@ -64,7 +64,8 @@ Transformer::transformScheduleDecl(P::ScheduleDeclContext &Ctx) {
   return F;
 }
 
-std::unique_ptr<ast::FnDecl> Transformer::transformFnDecl(P::FnDeclContext &Ctx) {
+std::unique_ptr<ast::FnDecl>
+Transformer::transformFnDecl(P::FnDeclContext &Ctx) {
   auto F = std::make_unique<ast::FnDecl>();
   F->IsSchedule = false;
   F->Name = transformIdent(*Ctx.ident());
@@ -74,7 +75,8 @@ std::unique_ptr<ast::FnDecl> Transformer::transformFnDecl(P::FnDeclContext &Ctx)
   return F;
 }
 
-std::vector<ast::Param> Transformer::transformParamList(P::ParamListContext *Ctx) {
+std::vector<ast::Param>
+Transformer::transformParamList(P::ParamListContext *Ctx) {
   std::vector<ast::Param> Out;
   if (!Ctx)
     return Out;
@@ -101,7 +103,8 @@ Transformer::transformPipelineDecl(P::PipelineDeclContext &Ctx) {
   return Pl;
 }
 
-ast::PipelineItem Transformer::transformPipelineItem(P::PipelineItemContext &Ctx) {
+ast::PipelineItem
+Transformer::transformPipelineItem(P::PipelineItemContext &Ctx) {
   if (auto *C = dynamic_cast<P::RanksItemContext *>(&Ctx))
     return transformRanksItem(*C);
   if (auto *C = dynamic_cast<P::StagesItemContext *>(&Ctx))
@@ -226,7 +229,8 @@ ast::PipelineItem Transformer::transformFsdpItem(P::FsdpItemContext &Ctx) {
   return I;
 }
 
-ast::PipelineItem Transformer::transformScheduleItem(P::ScheduleItemContext &Ctx) {
+ast::PipelineItem
+Transformer::transformScheduleItem(P::ScheduleItemContext &Ctx) {
   auto I = item(ast::PipelineItemKind::Schedule, loc(Ctx));
   I.Call = transformCall(*Ctx.ident(), Ctx.argList(), loc(*Ctx.ident()));
   return I;
@@ -239,7 +243,8 @@ ast::PipelineItem Transformer::transformLetItem(P::LetItemContext &Ctx) {
   return I;
 }
 
-ast::PipelineItem Transformer::transformRankListItem(P::RankListItemContext &Ctx) {
+ast::PipelineItem
+Transformer::transformRankListItem(P::RankListItemContext &Ctx) {
   auto I = item(ast::PipelineItemKind::Rank, loc(Ctx));
   I.Rank = std::make_unique<ast::RankStmt>(ast::StmtKind::RankList, loc(Ctx));
   I.Rank->Rank = transformExpr(*Ctx.expr());
@@ -247,7 +252,8 @@ ast::PipelineItem Transformer::transformRankListItem(P::RankListItemContext &Ctx
   return I;
 }
 
-ast::PipelineItem Transformer::transformRankBlockItem(P::RankBlockItemContext &Ctx) {
+ast::PipelineItem
+Transformer::transformRankBlockItem(P::RankBlockItemContext &Ctx) {
   auto I = item(ast::PipelineItemKind::Rank, loc(Ctx));
   I.Rank = std::make_unique<ast::RankStmt>(ast::StmtKind::RankBlock, loc(Ctx));
   I.Rank->Rank = transformExpr(*Ctx.expr());

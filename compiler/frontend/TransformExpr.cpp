@@ -22,7 +22,9 @@ ast::ExprPtr Transformer::transformExpr(P::ExprContext &Ctx) {
   P::ExprContext *L = nullptr, *R = nullptr;
   if (auto *C = dynamic_cast<P::MulExprContext *>(&Ctx)) {
     OpTok = C->op;
-    Op = C->STAR() ? ast::BinOp::Mul : C->SLASH() ? ast::BinOp::Div : ast::BinOp::Mod;
+    Op = C->STAR()    ? ast::BinOp::Mul
+         : C->SLASH() ? ast::BinOp::Div
+                      : ast::BinOp::Mod;
     L = C->expr(0), R = C->expr(1);
   } else if (auto *C = dynamic_cast<P::AddExprContext *>(&Ctx)) {
     OpTok = C->op;
@@ -69,7 +71,8 @@ ast::ExprPtr Transformer::transformPrimary(P::PrimaryContext &Ctx) {
     return E;
   }
   if (auto *C = dynamic_cast<P::NameExprContext *>(&Ctx))
-    return std::make_unique<ast::NameExpr>(loc(Ctx), transformIdent(*C->ident()));
+    return std::make_unique<ast::NameExpr>(loc(Ctx),
+                                           transformIdent(*C->ident()));
   auto *C = dynamic_cast<P::ParenExprContext *>(&Ctx);
   assert(C && "unhandled primary alternative");
   return transformExpr(*C->expr());

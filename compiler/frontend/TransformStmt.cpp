@@ -191,10 +191,14 @@ ast::ActionNode Transformer::transformAction(P::ActionContext &Ctx) {
 
 static ir::ActionKind computeKindOf(char C) {
   switch (C) {
-  case 'F': return ir::ActionKind::F;
-  case 'I': return ir::ActionKind::I;
-  case 'W': return ir::ActionKind::W;
-  default: return ir::ActionKind::B;
+  case 'F':
+    return ir::ActionKind::F;
+  case 'I':
+    return ir::ActionKind::I;
+  case 'W':
+    return ir::ActionKind::W;
+  default:
+    return ir::ActionKind::B;
   }
 }
 
@@ -206,7 +210,8 @@ ast::ComputeRef Transformer::transformComputeRef(P::ComputeRefContext &Ctx) {
     std::string Text = T->getText();
     R.Kind = computeKindOf(Text[0]);
     size_t At = Text.find('@');
-    R.Microbatch = transformIntLiteral(llvm::StringRef(Text).slice(1, At), T, 1);
+    R.Microbatch =
+        transformIntLiteral(llvm::StringRef(Text).slice(1, At), T, 1);
     if (At != std::string::npos)
       R.Stage = transformIntLiteral(llvm::StringRef(Text).substr(At + 1), T,
                                     uint32_t(At + 1));

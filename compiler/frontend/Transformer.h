@@ -36,11 +36,13 @@ private:
   // --- declarations (TransformDecl.cpp) ------------------------------------
   void transformTopDecl(P::TopDeclContext &Ctx, ast::Module &M);
   ast::ImportDecl transformImportDecl(P::ImportDeclContext &Ctx);
-  std::unique_ptr<ast::FnDecl> transformScheduleDecl(P::ScheduleDeclContext &Ctx);
+  std::unique_ptr<ast::FnDecl>
+  transformScheduleDecl(P::ScheduleDeclContext &Ctx);
   std::unique_ptr<ast::FnDecl> transformFnDecl(P::FnDeclContext &Ctx);
   std::vector<ast::Param> transformParamList(P::ParamListContext *Ctx);
   ast::Param transformParam(P::ParamContext &Ctx);
-  std::unique_ptr<ast::PipelineDecl> transformPipelineDecl(P::PipelineDeclContext &Ctx);
+  std::unique_ptr<ast::PipelineDecl>
+  transformPipelineDecl(P::PipelineDeclContext &Ctx);
   ast::PipelineItem transformPipelineItem(P::PipelineItemContext &Ctx);
   ast::PipelineItem transformRanksItem(P::RanksItemContext &Ctx);
   ast::PipelineItem transformStagesItem(P::StagesItemContext &Ctx);
@@ -53,7 +55,8 @@ private:
   ast::PipelineItem transformLetItem(P::LetItemContext &Ctx);
   ast::PipelineItem transformRankListItem(P::RankListItemContext &Ctx);
   ast::PipelineItem transformRankBlockItem(P::RankBlockItemContext &Ctx);
-  void transformPlacementSpec(P::PlacementSpecContext &Ctx, ast::PipelineItem &Out);
+  void transformPlacementSpec(P::PlacementSpecContext &Ctx,
+                              ast::PipelineItem &Out);
   ast::CostEntry transformCostEntry(P::CostEntryContext &Ctx);
   ast::CommEntry transformCommEntry(P::CommEntryContext &Ctx);
 
@@ -72,7 +75,8 @@ private:
   ast::StmtPtr transformAssertStmt(P::AssertStmtContext &Ctx);
   ast::StmtPtr transformCallStmt(P::CallStmtContext &Ctx);
   ast::StmtPtr transformActionStmt(P::ActionStmtContext &Ctx);
-  std::vector<ast::ActionNode> transformActions(const std::vector<P::ActionContext *> &Ctxs);
+  std::vector<ast::ActionNode>
+  transformActions(const std::vector<P::ActionContext *> &Ctxs);
   ast::ActionNode transformAction(P::ActionContext &Ctx);
   ast::ComputeRef transformComputeRef(P::ComputeRefContext &Ctx);
   ir::ActionKind transformControlKind(P::ControlKindContext &Ctx);
@@ -80,9 +84,8 @@ private:
   // --- expressions (TransformExpr.cpp) -------------------------------------
   ast::ExprPtr transformExpr(P::ExprContext &Ctx);
   ast::ExprPtr transformPrimary(P::PrimaryContext &Ctx);
-  std::unique_ptr<ast::CallExpr> transformCall(P::IdentContext &Name,
-                                               P::ArgListContext *Args,
-                                               LocId Loc);
+  std::unique_ptr<ast::CallExpr>
+  transformCall(P::IdentContext &Name, P::ArgListContext *Args, LocId Loc);
   std::vector<ast::Arg> transformArgList(P::ArgListContext *Ctx);
   ast::Arg transformArg(P::ArgContext &Ctx);
   ast::Binder transformBinder(P::BinderContext &Ctx);

@@ -44,8 +44,8 @@ static void BM_EvalMillionActions(benchmark::State &St) {
     benchmark::DoNotOptimize(S);
   }
   St.counters["actions"] = double(Actions);
-  St.counters["actions/s"] =
-      benchmark::Counter(double(Actions), benchmark::Counter::kIsIterationInvariantRate);
+  St.counters["actions/s"] = benchmark::Counter(
+      double(Actions), benchmark::Counter::kIsIterationInvariantRate);
 }
 BENCHMARK(BM_EvalMillionActions)->Unit(benchmark::kMillisecond)->UseRealTime();
 

@@ -137,7 +137,8 @@ TEST(Frontend, TopologyBuiltinsAndPlacement) {
   ASSERT_TRUE(R.S) << R.Text;
   EXPECT_EQ(actions(*R.S, 0), "F0@0 F0@3 B0@3");
   EXPECT_EQ(actions(*R.S, 1), "F0@1 F0@2");
-  EXPECT_EQ(R.S->Topo.StageToRank, (llvm::SmallVector<int32_t, 16>{0, 1, 1, 0}));
+  EXPECT_EQ(R.S->Topo.StageToRank,
+            (llvm::SmallVector<int32_t, 16>{0, 1, 1, 0}));
 }
 
 TEST(Frontend, CostAndCommUnits) {
@@ -186,7 +187,8 @@ TEST(Frontend, OverridesApplyBeforeUse) {
   O.Overrides["memory_limit"] = 9;
   Result R = run(R"(
     schedule s(g = 1) { for r in 0..P { rank r { for i in 0..M { F(i); } } } rank 0 { F(g); } }
-    pipeline p { ranks 2; microbatches 2; schedule s(); })", O);
+    pipeline p { ranks 2; microbatches 2; schedule s(); })",
+                 O);
   ASSERT_TRUE(R.S) << R.Text;
   EXPECT_EQ(R.S->Topo.Ranks, 3);
   EXPECT_EQ(R.S->Topo.Microbatches, 5);
@@ -202,7 +204,8 @@ TEST(Frontend, OverridesApplyBeforeUse) {
 }
 
 TEST(Frontend, ImplicitStdlibLookup) {
-  Result R = run("pipeline p { ranks 4; microbatches 8; schedule one_f_one_b(); }");
+  Result R =
+      run("pipeline p { ranks 4; microbatches 8; schedule one_f_one_b(); }");
   ASSERT_TRUE(R.S) << R.Text;
   EXPECT_EQ(R.S->numActions(), 64u);
 }
@@ -211,7 +214,8 @@ TEST(Frontend, LimitsAreLocatedErrors) {
   frontend::FrontendOptions O;
   O.StepBudget = 10000;
   Result R = run(R"(schedule s() { while true { } }
-    pipeline p { ranks 1; microbatches 1; schedule s(); })", O);
+    pipeline p { ranks 1; microbatches 1; schedule s(); })",
+                 O);
   EXPECT_FALSE(R.S);
   EXPECT_TRUE(R.has(DiagKind::BudgetExhausted)) << R.Text;
   EXPECT_NE(R.Text.find("t.pps:1:"), std::string::npos) << R.Text;
@@ -220,7 +224,8 @@ TEST(Frontend, LimitsAreLocatedErrors) {
   O2.RecursionLimit = 10;
   Result R2 = run(R"(fn f(n) { return f(n); }
     schedule s() { assert f(0) == 0; }
-    pipeline p { ranks 1; microbatches 1; schedule s(); })", O2);
+    pipeline p { ranks 1; microbatches 1; schedule s(); })",
+                  O2);
   EXPECT_TRUE(R2.has(DiagKind::RecursionLimit)) << R2.Text;
 }
 
@@ -228,7 +233,8 @@ TEST(Frontend, SeveralErrorsPerRun) {
   Result R = run(R"(schedule s() { let a = b; let c = d; }
     pipeline p { ranks 1; microbatches 1; schedule s(); })");
   EXPECT_FALSE(R.S);
-  EXPECT_EQ(std::count(R.Kinds.begin(), R.Kinds.end(), DiagKind::UnknownName), 2);
+  EXPECT_EQ(std::count(R.Kinds.begin(), R.Kinds.end(), DiagKind::UnknownName),
+            2);
 }
 
 TEST(Frontend, MutatedInputNeverCrashes) {
@@ -253,9 +259,15 @@ TEST(Frontend, MutatedInputNeverCrashes) {
     for (int E = 0; E < Edits; ++E) {
       size_t Pos = Rng() % Text.size();
       switch (Rng() % 3) {
-      case 0: Text.erase(Pos, 1 + Rng() % 3); break;
-      case 1: Text.insert(Pos, 1, Pieces[Rng() % (sizeof(Pieces) - 1)]); break;
-      default: Text[Pos] = Pieces[Rng() % (sizeof(Pieces) - 1)]; break;
+      case 0:
+        Text.erase(Pos, 1 + Rng() % 3);
+        break;
+      case 1:
+        Text.insert(Pos, 1, Pieces[Rng() % (sizeof(Pieces) - 1)]);
+        break;
+      default:
+        Text[Pos] = Pieces[Rng() % (sizeof(Pieces) - 1)];
+        break;
       }
     }
     Result R = run(Text, O);

@@ -69,10 +69,11 @@ void expectRoundTrip(const ir::Schedule &S, const std::string &What) {
   std::string Text = print(S);
   Compiled Back = compileText(What + ".lowered.pps", Text);
   ASSERT_TRUE(Back.S) << What << ": the printed form does not parse:\n"
-                      << Back.Diags << "\n" << Text.substr(0, 4000);
+                      << Back.Diags << "\n"
+                      << Text.substr(0, 4000);
   std::string Why;
-  EXPECT_TRUE(S.equivalent(*Back.S, &Why))
-      << What << ": " << Why << "\n" << Text.substr(0, 4000);
+  EXPECT_TRUE(S.equivalent(*Back.S, &Why)) << What << ": " << Why << "\n"
+                                           << Text.substr(0, 4000);
   EXPECT_EQ(Text, print(*Back.S)) << What;
 }
 
@@ -121,7 +122,8 @@ TEST(RoundTrip, EveryStdlibScheduleAtDefaultSizes) {
       continue;
     ++Schedules;
     // Try the placements the standard schedules need, in order.
-    const char *Layouts[][2] = {{"P", "loop"}, {"2 * P", "v"}, {"2 * P", "loop"}};
+    const char *Layouts[][2] = {
+        {"P", "loop"}, {"2 * P", "v"}, {"2 * P", "loop"}};
     bool Done = false;
     std::string Errors;
     for (auto &L : Layouts) {
@@ -139,7 +141,8 @@ TEST(RoundTrip, EveryStdlibScheduleAtDefaultSizes) {
       Done = true;
       break;
     }
-    EXPECT_TRUE(Done) << Name << " compiles with no standard layout:\n" << Errors;
+    EXPECT_TRUE(Done) << Name << " compiles with no standard layout:\n"
+                      << Errors;
   }
   EXPECT_GE(Schedules, 1u);
 }
@@ -178,7 +181,10 @@ TEST(RoundTrip, EveryIRFeature) {
       .idle(1e-7f)
       .I(2, 0)
       .W(2, 0);
-  B.rank(1).F(0).comm(ir::ActionKind::RecvF, 0, 1, 0).comm(ir::ActionKind::SendB, 2, 1, 0);
+  B.rank(1)
+      .F(0)
+      .comm(ir::ActionKind::RecvF, 0, 1, 0)
+      .comm(ir::ActionKind::SendB, 2, 1, 0);
   // A stray action (stage 1 on rank 2) must keep its stage.
   B.rank(2).F(0, 2).B(1, 1);
   expectRoundTrip(B.build(), "features");
@@ -211,8 +217,9 @@ TEST(RoundTrip, LongRanksWrap) {
 }
 
 TEST(RoundTrip, SynthRequest) {
-  Compiled C = compileText(
-      "synth.pps", "pipeline p { ranks 2; microbatches 4; schedule synth(memory: 3, exact: 1); }");
+  Compiled C =
+      compileText("synth.pps", "pipeline p { ranks 2; microbatches 4; schedule "
+                               "synth(memory: 3, exact: 1); }");
   ASSERT_TRUE(C.S) << C.Diags;
   ASSERT_TRUE(C.S->Synth);
   EXPECT_EQ(C.S->Synth->MemoryLimit, 3);

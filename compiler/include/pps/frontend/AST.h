@@ -30,7 +30,19 @@ struct FnDecl;
 enum class ExprKind : uint8_t { Int, Bool, Name, Call, Index, Unary, Binary };
 enum class UnOp : uint8_t { Neg, Not };
 enum class BinOp : uint8_t {
-  Add, Sub, Mul, Div, Mod, Lt, Le, Gt, Ge, Eq, Ne, And, Or
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Mod,
+  Lt,
+  Le,
+  Gt,
+  Ge,
+  Eq,
+  Ne,
+  And,
+  Or
 };
 /// The spelling of an operator, for messages.
 const char *binOpSpelling(BinOp Op);
@@ -39,9 +51,20 @@ const char *binOpSpelling(BinOp Op);
 enum class Builtin : uint8_t {
   None,
   // constants
-  P, S, M, V,
+  P,
+  S,
+  M,
+  V,
   // functions
-  RankOf, StageOf, Min, Max, Div, Mod, Abs, Array, Len,
+  RankOf,
+  StageOf,
+  Min,
+  Max,
+  Div,
+  Mod,
+  Abs,
+  Array,
+  Len,
 };
 
 /// How a name was resolved.
@@ -70,7 +93,8 @@ struct NameExpr : Expr {
   NameRes Res = NameRes::Unresolved;
   Builtin BuiltinId = Builtin::None;
   int32_t Slot = -1;
-  NameExpr(LocId L, std::string N) : Expr(ExprKind::Name, L), Name(std::move(N)) {}
+  NameExpr(LocId L, std::string N)
+      : Expr(ExprKind::Name, L), Name(std::move(N)) {}
 };
 
 struct Arg {
@@ -87,7 +111,8 @@ struct CallExpr : Expr {
   Builtin BuiltinId = Builtin::None;
   FnDecl *Target = nullptr;
   llvm::SmallVector<Expr *, 4> Ordered;
-  CallExpr(LocId L, std::string C) : Expr(ExprKind::Call, L), Callee(std::move(C)) {}
+  CallExpr(LocId L, std::string C)
+      : Expr(ExprKind::Call, L), Callee(std::move(C)) {}
 };
 
 struct IndexExpr : Expr {
@@ -107,7 +132,8 @@ struct BinaryExpr : Expr {
   BinOp Op;
   ExprPtr LHS, RHS;
   BinaryExpr(LocId L, BinOp O, ExprPtr A, ExprPtr B)
-      : Expr(ExprKind::Binary, L), Op(O), LHS(std::move(A)), RHS(std::move(B)) {}
+      : Expr(ExprKind::Binary, L), Op(O), LHS(std::move(A)), RHS(std::move(B)) {
+  }
 };
 
 // ---------------------------------------------------------------------------
@@ -116,11 +142,11 @@ struct BinaryExpr : Expr {
 
 struct Quantity {
   LocId Loc = NoLoc;
-  double Value = 0;   // parsed from the exact text (strtod)
+  double Value = 0;     // parsed from the exact text (strtod)
   float FloatValue = 0; // parsed from the exact text (strtof), for idle
   bool IsInt = false;
   int64_t IntValue = 0;
-  std::string Unit;   // "" or e.g. "GB/s", "MiB", "ms"
+  std::string Unit; // "" or e.g. "GB/s", "MiB", "ms"
   LocId UnitLoc = NoLoc;
 };
 
@@ -136,7 +162,14 @@ struct ComputeRef {
   ExprPtr Stage; // null = the rank's only stage
 };
 
-enum class ActionNodeKind : uint8_t { Compute, Overlap, Send, Recv, Control, Idle };
+enum class ActionNodeKind : uint8_t {
+  Compute,
+  Overlap,
+  Send,
+  Recv,
+  Control,
+  Idle
+};
 
 struct ActionNode {
   ActionNodeKind Kind;
@@ -152,8 +185,21 @@ struct ActionNode {
 // ---------------------------------------------------------------------------
 
 enum class StmtKind : uint8_t {
-  Let, Assign, IndexAssign, For, While, Break, Continue, If, RankBlock,
-  RankList, Return, Assert, Call, Actions, Empty
+  Let,
+  Assign,
+  IndexAssign,
+  For,
+  While,
+  Break,
+  Continue,
+  If,
+  RankBlock,
+  RankList,
+  Return,
+  Assert,
+  Call,
+  Actions,
+  Empty
 };
 
 struct Stmt {
@@ -262,14 +308,23 @@ struct FnDecl {
 };
 
 enum class PipelineItemKind : uint8_t {
-  Ranks, Stages, Microbatches, Cost, Comm, Memory, Fsdp, Schedule, Let, Rank
+  Ranks,
+  Stages,
+  Microbatches,
+  Cost,
+  Comm,
+  Memory,
+  Fsdp,
+  Schedule,
+  Let,
+  Rank
 };
 
 struct CostEntry {
   LocId Loc = NoLoc;
   std::string Key; // F I W B overlap, or something unknown
   LocId KeyLoc = NoLoc;
-  ExprPtr Stage;   // F[stage 7]
+  ExprPtr Stage; // F[stage 7]
   Quantity Value;
 };
 
@@ -311,7 +366,7 @@ struct PipelineDecl {
 
 struct ImportDecl {
   LocId Loc = NoLoc;
-  std::string Path;   // "std.common" style or a quoted relative path
+  std::string Path; // "std.common" style or a quoted relative path
   bool IsString = false;
   Module *Resolved = nullptr;
 };

@@ -44,16 +44,13 @@ struct FrontendOptions {
 std::string defaultStdlibDir();
 
 /// Compiles the file at Path ("-" is stdin) to IR.
-std::optional<ir::Schedule> compileFile(llvm::StringRef Path,
-                                        SourceManager &SM,
+std::optional<ir::Schedule> compileFile(llvm::StringRef Path, SourceManager &SM,
                                         DiagnosticEngine &Diags,
                                         const FrontendOptions &Opts);
 
 /// Compiles an in-memory buffer (tests, benchmarks).
-std::optional<ir::Schedule> compileBuffer(llvm::StringRef Name,
-                                          llvm::StringRef Text,
-                                          SourceManager &SM,
-                                          DiagnosticEngine &Diags,
-                                          const FrontendOptions &Opts);
+std::optional<ir::Schedule>
+compileBuffer(llvm::StringRef Name, llvm::StringRef Text, SourceManager &SM,
+              DiagnosticEngine &Diags, const FrontendOptions &Opts);
 
 } // namespace pps::frontend
