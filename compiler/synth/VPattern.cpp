@@ -105,6 +105,10 @@ public:
   /// docs/synthesis.md.
   bool build(const std::vector<Pattern> &Pats, Rows &Out, int &Peak,
              int64_t Limit);
+  /// The repeated patterns cut to M microbatches, without the warmup and
+  /// cooldown rewrite (how the stdlib's V-Half and V-Min are built: the
+  /// block order, idle slots squeezed out by timing).
+  void buildRaw(const std::vector<Pattern> &Pats, Rows &Out);
 
 private:
   void clearRun(Rows &S, int Row, int Pos, int Step) {
@@ -410,6 +414,21 @@ bool PatternSchedule::cooldown(Rows &S) {
   return squeeze(S, M);
 }
 
+void PatternSchedule::buildRaw(const std::vector<Pattern> &Pats, Rows &S) {
+  int Reps = 4 * P + M + 1;
+  S.assign(P, {});
+  for (int I = 0; I < P; ++I) {
+    std::string One(Period, ' ');
+    for (int V = 0; V < Period; ++V)
+      if (Pats[I][V] >= 0)
+        One[Pats[I][V]] = Notation[V];
+    S[I].reserve(size_t(Reps) * Period);
+    for (int R = 0; R < Reps; ++R)
+      S[I] += One;
+  }
+  clearInvalid(S, M);
+}
+
 bool PatternSchedule::build(const std::vector<Pattern> &Pats, Rows &S,
                             int &Peak, int64_t Limit) {
   int MM = std::max(M, 2 * P);
@@ -493,9 +512,31 @@ std::optional<Result> vPatternSearch(const Problem &P) {
   int BestI0 = -1, BestI1 = -1, BestLen0 = -1;
   std::vector<Pattern> Whole;
   Rows S;
+  auto Offer = [&](Order &O, Evaluation &E, bool Raw, const Pattern &P0, int I0,
+                   int I1, int Len0) {
+    if (!E.Valid || E.MaxPeakMemory > P.MemoryLimit)
+      return;
+    if (Best && !better(E, Best->Eval))
+      return;
+    Best = Result{std::move(O), std::move(E),
+                  fmt::format("v-pattern{}(k0={},k1={},len0={},p0={})",
+                              Raw ? "-raw" : "", Offsets[I0][0], Offsets[I1][0],
+                              Len0, fmt::join(P0, ""))};
+    BestI0 = I0;
+    BestI1 = I1;
+    BestLen0 = Len0;
+  };
   auto Try = [&](const Pattern &P0, int I0, int I1, int Len0) {
     if (!wholePattern(P0, Offsets[I0], Offsets[I1], Len0, R, Whole))
       return;
+    {
+      PatternSchedule(R, M).buildRaw(Whole, S);
+      if (peakMemory(S) <= P.MemoryLimit) {
+        Order O = toOrder(S, R);
+        Evaluation E = evaluate(P, O);
+        Offer(O, E, /*Raw=*/true, P0, I0, I1, Len0);
+      }
+    }
     int Peak = 0;
     if (!PatternSchedule(R, M).build(Whole, S, Peak, P.MemoryLimit) ||
         Peak > P.MemoryLimit)
@@ -506,17 +547,7 @@ std::optional<Result> vPatternSearch(const Problem &P) {
     // repair it with the fewest moves rather than drop the pattern.
     if (!E.Valid && repairOrder(P, O, /*MaxMoves=*/8u * unsigned(R)))
       E = evaluate(P, O);
-    if (!E.Valid || E.MaxPeakMemory > P.MemoryLimit)
-      return;
-    if (Best && !better(E, Best->Eval))
-      return;
-    Best = Result{std::move(O), std::move(E),
-                  fmt::format("v-pattern(k0={},k1={},len0={},p0={})",
-                              Offsets[I0][0], Offsets[I1][0], Len0,
-                              fmt::join(P0, ""))};
-    BestI0 = I0;
-    BestI1 = I1;
-    BestLen0 = Len0;
+    Offer(O, E, /*Raw=*/false, P0, I0, I1, Len0);
   };
   const int NOff = int(Offsets.size());
   if (R <= 8) {

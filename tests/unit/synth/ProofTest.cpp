@@ -157,11 +157,11 @@ TEST(SynthProof, VPatternGapOnSmallV) {
 
 /// The stdlib schedule's makespan and peak memory (chunks) at p = 4, m = 8.
 bool stdlibFigures(const std::string &Name, JobCost C, double &Makespan,
-                   int64_t &Peak, bool V = true) {
+                   int64_t &Peak, bool V = true, int Ranks = 4, int Mbs = 8) {
   std::string Text = fmt::format(
-      "pipeline t {{\n  ranks 4; {} microbatches 8;\n"
+      "pipeline t {{\n  ranks {}; {} microbatches {};\n"
       "  cost {{ F = {}; I = {}; W = {}; }}\n  schedule {}();\n}}\n",
-      V ? "stages 2 * P placement v;" : "", C.F, C.I, C.W, Name);
+      Ranks, V ? "stages 2 * P placement v;" : "", Mbs, C.F, C.I, C.W, Name);
   SourceManager SM;
   DiagnosticEngine Diags(SM);
   frontend::FrontendOptions FO;
@@ -199,6 +199,24 @@ TEST(SynthProof, VMatchesOrBeatsStdlibVHalfAndVMin) {
                  Name, C.F, C.I, C.W, StdMakespan, StdPeak, R->Eval.Makespan,
                  R->Algorithm, R->Eval.MaxPeakMemory);
     }
+}
+
+TEST(SynthProof, VAtLargerPMatchesOrBeatsVHalf) {
+  // P = 16, 32 with M = 2P at V-Half's peak (P + 2 chunks).
+  for (int R : {16, 32}) {
+    double StdMakespan = 0;
+    int64_t StdPeak = 0;
+    ASSERT_TRUE(stdlibFigures("v_half", {1, 1, 1}, StdMakespan, StdPeak,
+                              /*V=*/true, R, 2 * R));
+    Problem P = Problem::make(R, 2 * R, ir::Placement::V, {1, 1, 1}, StdPeak);
+    std::optional<Result> Res = synthesize(P, {});
+    ASSERT_TRUE(Res);
+    EXPECT_LE(Res->Eval.Makespan, StdMakespan) << "P = " << R;
+    fmt::print("v_half P={} M={}: stdlib makespan {} at peak {}; synth {} "
+               "({}) at peak {}\n",
+               R, 2 * R, StdMakespan, StdPeak, Res->Eval.Makespan,
+               Res->Algorithm, Res->Eval.MaxPeakMemory);
+  }
 }
 
 TEST(SynthProof, LoopMatchesOrBeatsStdlibAtTheirMemory) {
