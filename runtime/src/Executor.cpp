@@ -283,6 +283,8 @@ void Executor::postComm(const Action &A) {
   Posted[Key] = R;
   if (O.comm == CommModel::Batched)
     Batch.push_back(R);
+  else if (O.blockingRecv)
+    waitRequest(R, WaitKind::RecvData);
 }
 
 void Executor::drainBatch() {
@@ -290,6 +292,7 @@ void Executor::drainBatch() {
     Request &Q = Requests[size_t(R)];
     bool Send = isSend(Q.action.kind);
     Current = Q.actionIndex;
+    Status.action.store(Current, std::memory_order_relaxed);
     waitRequest(R, Send ? WaitKind::SendMatch : WaitKind::RecvData);
     if (Send) {
       Request &D = Requests[size_t(R)];

@@ -81,6 +81,13 @@ bool parseRunOptions(int Argc, char **Argv, RunOptions &O, std::string &Error) {
         return false;
       }
       O.commSet = true;
+    } else if (Name == "--recv") {
+      if (Value != "deferred" && Value != "blocking") {
+        Error = fmt::format(
+            "unknown receive mode '{}' (expected deferred or blocking)", Value);
+        return false;
+      }
+      O.blockingRecv = Value == "blocking";
     } else if (Name == "--kernel") {
       if (Value != "spin" && Value != "sleep") {
         Error =
@@ -114,6 +121,7 @@ RunResult runThreads(const ScheduleDesc &S, Kernels &K, const RunOptions &O) {
 
   ExecOptions EO;
   EO.comm = Comm;
+  EO.blockingRecv = O.blockingRecv;
   EO.trace = !O.traceFile.empty();
   std::vector<std::unique_ptr<Executor>> Execs;
   try {
@@ -196,7 +204,8 @@ static void printUsage(const char *Argv0) {
   fmt::print(stderr,
              "usage: {} [--transport=threads|mpi] [--ranks=N] [--steps=N] "
              "[--watchdog=SECONDS] [--trace=FILE] [--time-scale=MS_PER_UNIT] "
-             "[--comm=rendezvous|eager|batched] [--message-bytes=N] "
+             "[--comm=rendezvous|eager|batched] [--recv=deferred|blocking] "
+             "[--message-bytes=N] "
              "[--kernel=spin|sleep] [--quiet]\n",
              Argv0);
 }
@@ -236,8 +245,8 @@ void printMakespan(const ScheduleDesc &S, CommModel Comm, const RunOptions &O,
     // comm track; the executor's own model has sends block the rank, as the
     // executor does. Both are shown when they differ.
     double Sim = S.predictedMakespan;
-    double Own = predictMakespan(S, Comm);
-    bool SimValid = Sim > 0 && Comm == S.comm;
+    double Own = predictMakespan(S, Comm, O.blockingRecv);
+    bool SimValid = Sim > 0 && Comm == S.comm && !O.blockingRecv;
     if (SimValid)
       fmt::print("; predicted {:.3f} units by ppsc sim ({:+.2f}%)", Sim,
                  100.0 * (Units - Sim) / Sim);

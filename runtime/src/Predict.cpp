@@ -28,7 +28,8 @@ struct RankState {
 };
 } // namespace
 
-double predictMakespan(const ScheduleDesc &S, CommModel Comm) {
+double predictMakespan(const ScheduleDesc &S, CommModel Comm,
+                       bool BlockingRecv) {
   int32_t R = S.ranks;
   std::vector<Chan> Chans(size_t(R) * size_t(R));
   auto chan = [&](int32_t From, int32_t To) -> Chan & {
@@ -149,7 +150,7 @@ double predictMakespan(const ScheduleDesc &S, CommModel Comm) {
           C.Arrival[Seq] =
               std::max(C.SendPost[Seq], RS.T) +
               msgTime(A.kind == Kind::RecvB ? Kind::SendB : Kind::SendF);
-        if (Comm == CommModel::Batched)
+        if (Comm == CommModel::Batched || BlockingRecv)
           RS.Batch.push_back({A, uint64_t(Tk)});
         continue;
       }

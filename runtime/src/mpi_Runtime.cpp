@@ -274,6 +274,7 @@ int runMpi(const ScheduleDesc &S, Kernels &K, const RunOptions &O, int *Argc,
     Ctx.sleep = O.sleepKernels;
     ExecOptions EO;
     EO.comm = Comm;
+    EO.blockingRecv = O.blockingRecv;
     EO.trace = !O.traceFile.empty();
     RankStatus &St = RS.status(Me);
     int Step = 0;

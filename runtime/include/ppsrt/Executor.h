@@ -43,6 +43,9 @@ using OverlapHandler =
 
 struct ExecOptions {
   CommModel comm = CommModel::Rendezvous;
+  /// Wait for each receive at the RECV action itself instead of at its
+  /// consumer: the lint's model, where a receive blocks in program order.
+  bool blockingRecv = false;
   bool trace = false;
   /// Common start of the run (nowMicros()); trace times are relative to it.
   double startMicros = 0;

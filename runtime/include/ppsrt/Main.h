@@ -17,6 +17,9 @@
 //   --trace=FILE             write the measured timeline (Chrome trace JSON)
 //   --time-scale=X           built-in workload: one cost unit lasts X ms (1)
 //   --comm=rendezvous|eager|batched   override the schedule's comm model
+//   --recv=deferred|blocking deferred (default): a receive is waited on by
+//                            the compute that needs it; blocking: at the
+//                            RECV action, as the lint's model has it
 //   --message-bytes=N        built-in workload message size (64)
 //   --kernel=spin|sleep      built-in workload: spin (default) or sleep for
 //                            each action's time (sleep: timing runs with
@@ -43,6 +46,7 @@ struct RunOptions {
   double timeScale = 1.0; ///< ms per cost unit for the built-in workload
   CommModel comm = CommModel::Rendezvous;
   bool commSet = false;
+  bool blockingRecv = false;
   size_t messageBytes = 64;
   bool sleepKernels = false;
   bool quiet = false;
@@ -85,6 +89,7 @@ void printMakespan(const ScheduleDesc &S, CommModel Comm, const RunOptions &O,
 /// Prediction of the makespan (time units) of one step from the cost model,
 /// modelling what the executor does (deferred receives; rendezvous, eager or
 /// batched sends). Negative if the schedule cannot finish (deadlock).
-double predictMakespan(const ScheduleDesc &S, CommModel Comm);
+double predictMakespan(const ScheduleDesc &S, CommModel Comm,
+                       bool BlockingRecv = false);
 
 } // namespace ppsrt

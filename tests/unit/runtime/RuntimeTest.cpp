@@ -320,9 +320,13 @@ TEST(Watchdog, ReportsEveryRanksBlockedActionInTheLintsWords) {
             std::string::npos)
       << R.error;
   EXPECT_LT(Took, 5.0);
-  // Under eager sends the same schedule completes.
+  // Under eager sends, and under batched comms (each run of comms posted
+  // together), the same schedule completes.
   CheckingKernels K2(T->Desc);
   EXPECT_EQ(run(T->Desc, K2, CommModel::Eager).exitCode, ExitOk);
+  CheckingKernels K3(T->Desc);
+  RunResult B = run(T->Desc, K3, CommModel::Batched);
+  EXPECT_EQ(B.exitCode, ExitOk) << B.error;
 }
 
 TEST(Watchdog, ADeferredReceiveNamesTheConsumerAndTheMissingSend) {
@@ -342,6 +346,33 @@ TEST(Watchdog, ADeferredReceiveNamesTheConsumerAndTheMissingSend) {
       << R.error;
   EXPECT_NE(R.error.find("rank 0 blocks at `B0@0` waiting for rank 1 to post "
                          "`send B0@1 -> 0`"),
+            std::string::npos)
+      << R.error;
+}
+
+TEST(Watchdog, BlockingReceivesReproduceTheLintsReceiveDeadlocks) {
+  // Each rank receives before it sends what the other needs. Deferred
+  // receives (the default) only wait at the consumer, so this runs; with
+  // --recv=blocking a receive blocks where it stands, as in the lint.
+  auto T = rttest::compile(R"(pipeline p {
+    ranks 2; stages 2; microbatches 1;
+    rank 0: recv B0@0 <- 1 F0 send F0@0 -> 1 B0;
+    rank 1: recv F0@1 <- 0 F0 B0 send B0@1 -> 0;
+  })");
+  ASSERT_TRUE(T);
+  CheckingKernels K(T->Desc);
+  EXPECT_EQ(run(T->Desc, K, CommModel::Rendezvous).exitCode, ExitOk);
+  EXPECT_GT(predictMakespan(T->Desc, CommModel::Rendezvous), 0);
+  EXPECT_LT(predictMakespan(T->Desc, CommModel::Rendezvous, true), 0);
+  CheckingKernels K2(T->Desc);
+  RunOptions O;
+  O.timeScale = 0;
+  O.watchdogSeconds = 0.2;
+  O.blockingRecv = true;
+  RunResult R = runThreads(T->Desc, K2, O);
+  EXPECT_EQ(R.exitCode, ExitDeadlock);
+  EXPECT_NE(R.error.find("rank 0 blocks at `recv B0@0 <- 1` waiting for rank "
+                         "1 to post `send B0@1 -> 0`"),
             std::string::npos)
       << R.error;
 }
