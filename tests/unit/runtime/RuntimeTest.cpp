@@ -17,6 +17,8 @@
 #include <sstream>
 #include <thread>
 
+#include <unistd.h>
+
 using namespace pps;
 using namespace ppsrt;
 
@@ -442,7 +444,8 @@ TEST(Trace, MeasuredRunsWriteTheSimulatorsChromeFormat) {
   BusyWaitKernels K;
   RunOptions O;
   O.timeScale = 0.01;
-  O.traceFile = ::testing::TempDir() + "/ppsrt_trace.json";
+  O.traceFile = ::testing::TempDir() + "/ppsrt_trace_" +
+                std::to_string(::getpid()) + ".json";
   RunResult R = runThreads(T->Desc, K, O);
   ASSERT_EQ(R.exitCode, ExitOk) << R.error;
   std::ifstream In(O.traceFile);
