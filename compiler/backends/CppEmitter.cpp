@@ -102,7 +102,11 @@ static void emitTable(const ir::Schedule &S, int32_t Rank,
       int32_t Mb = A.Kind == ActionKind::Idle ? 0 : A.Microbatch;
       int32_t St = A.Kind == ActionKind::Idle ? 0 : A.Stage;
       Line += fmt::format("{},{},{}, ", word0(A), Mb, St);
-      Comment += (Comment.empty() ? "" : " | ") + actionText(A);
+      std::string Text = actionText(A);
+      // The second half of an overlap pair closes the parenthesis.
+      if (J > 0 && Acts[J - 1].overlapsNext())
+        Text += ")";
+      Comment += (Comment.empty() ? "" : " | ") + Text;
     }
     OS << "    " << Line << "// " << Comment << "\n";
   }
