@@ -82,7 +82,13 @@ std::optional<Result> synthesize(const Problem &P, const SynthOptions &Opts,
   bool MeetsBound = Best && Best->Eval.Makespan <= makespanLowerBound(P) + 1e-9;
   if (MeetsBound)
     Best->Algorithm += " (optimal: meets the lower bound)";
-  if (Opts.UseExact && !MeetsBound && exactApplies(P)) {
+  // With two stages per rank the state space grows much faster: beyond
+  // P * M = 16 the search rarely finishes within the default budget, so
+  // synth does not start it (exactSearch itself still runs there).
+  bool Deep = P.Stages > P.Ranks;
+  bool Worthwhile = !Deep || int64_t(P.Ranks) * P.Microbatches <= 16 ||
+                    Opts.ExactStateBudget > 1'000'000;
+  if (Opts.UseExact && !MeetsBound && Worthwhile && exactApplies(P)) {
     ExactOptions EO;
     EO.StateBudget = Opts.ExactStateBudget;
     if (Best)

@@ -87,7 +87,9 @@ bool exactApplies(const Problem &P, std::string *Why = nullptr);
 ExactResult exactSearch(const Problem &P, const ExactOptions &Opts = {});
 
 struct SynthOptions {
-  /// Use the exact search when it applies (p <= 4, m <= 8).
+  /// Use the exact search when it applies (p <= 4, m <= 8; with two
+  /// stages per rank only up to p * m = 16 unless the budget is raised
+  /// above 1M states) and the heuristics miss the lower bound.
   bool UseExact = true;
   /// Use the heuristics (greedy list, V pattern search).
   bool UseHeuristics = true;
