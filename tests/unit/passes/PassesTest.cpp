@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <random>
 #include <string>
 
 using namespace pps;
@@ -517,5 +518,53 @@ TEST(Fsdp, PrefetchKeepsTheNextStagesUnsharded) {
     }
     EXPECT_EQ(Max, 3);
     EXPECT_EQ(Active, 0);
+  }
+}
+
+// ---------------------------------------------------------------------------
+
+TEST(Robustness, RandomGarbageNeverCrashesAnyPass) {
+  // Any kind, fields in and out of range, stray overlap flags: every pass
+  // must report or cope, never crash, hang or index out of bounds.
+  std::mt19937 Rng(7);
+  auto Pick = [&](int Lo, int Hi) { return std::uniform_int_distribution<int>(Lo, Hi)(Rng); };
+  for (int Case = 0; Case < 3000; ++Case) {
+    int P = Pick(1, 4), Stages = P * Pick(1, 2), M = Pick(1, 3);
+    ScheduleBuilder B(P, Stages, M, Pick(0, 1) ? Placement::Loop : Placement::V);
+    Schedule S = B.build();
+    for (int R = 0; R < P; ++R) {
+      int N = Pick(0, 12);
+      for (int I = 0; I < N; ++I) {
+        Action A;
+        A.Kind = ActionKind(Pick(0, int(NumActionKinds) - 1));
+        A.Microbatch = Pick(-1, M);
+        A.Stage = Pick(-1, Stages);
+        A.Peer = Pick(-1, P);
+        A.Flags = Pick(0, 5) == 0 ? ActionFlags::OverlapNext : 0;
+        if (A.Kind == ActionKind::Idle)
+          A = Action::idle(float(Pick(0, 3)));
+        S.Ranks[R].Actions.push_back(A);
+      }
+    }
+    S.MemoryLimit = Pick(0, 1) ? std::optional<int64_t>(Pick(0, 3)) : std::nullopt;
+    S.Fsdp.Enabled = Pick(0, 1);
+    S.Comm = CommModel(Pick(0, 2));
+    for (int Variant = 0; Variant < 2; ++Variant) {
+      Schedule C = S;
+      if (Variant == 1) // compute-only: insert-comms does the work
+        for (RankProgram &R : C.Ranks)
+          R.Actions.erase(std::remove_if(R.Actions.begin(), R.Actions.end(),
+                                         [](const Action &A) { return isComm(A.Kind); }),
+                          R.Actions.end());
+      Lint X;
+      X.pass(createVerifyDepsPass(), C);
+      X.pass(createInsertCommsPass(), C);
+      X.pass(createDeadlockPass(), C);
+      X.pass(createAlignBubblesPass(), C);
+      X.pass(createMemoryPass(), C);
+      X.pass(createFsdpPass(), C);
+      X.pass(createDeadlockPass({CommModel::Batched}), C);
+      X.text(); // printing resolves every location
+    }
   }
 }
