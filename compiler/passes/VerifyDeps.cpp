@@ -65,7 +65,11 @@ private:
   DiagnosticEngine &D;
   bool HasComms = false;
   std::vector<uint32_t> Base;
-  std::vector<uint32_t> Pos[NumSlots];
+  /// Position of each (slot, m, s), cell-major so that one cache line
+  /// holds every kind of a cell: Cells[Id * Stride + slot].
+  std::vector<uint32_t> Cells;
+  unsigned Stride = 4;
+  uint32_t &pos(unsigned Slot, uint32_t Id) { return Cells[size_t(Id) * Stride + Slot]; }
   std::vector<uint32_t> Prefix; // compute units before each action (one rank)
 };
 
@@ -108,9 +112,8 @@ void Verifier::reportRange(int32_t R, size_t I) {
 }
 
 void Verifier::registerActions() {
-  size_t Cells = size_t(T.Microbatches) * size_t(T.Stages);
-  for (unsigned K = 0; K < (HasComms ? unsigned(NumSlots) : unsigned(SSendF)); ++K)
-    Pos[K].assign(Cells, None);
+  Stride = HasComms ? unsigned(NumSlots) : unsigned(SSendF);
+  Cells.assign(size_t(T.Microbatches) * size_t(T.Stages) * Stride, None);
   for (int32_t R = 0; R < T.Ranks; ++R) {
     const auto &Acts = S.Ranks[R].Actions;
     for (size_t I = 0; I < Acts.size(); ++I) {
@@ -152,7 +155,7 @@ void Verifier::registerActions() {
         if (T.rankOf(PS) == R)
           continue;
       }
-      uint32_t &P = Pos[slotOf(A.Kind)][msIndex(T, A.Microbatch, A.Stage)];
+      uint32_t &P = pos(slotOf(A.Kind), msIndex(T, A.Microbatch, A.Stage));
       if (P != None) {
         size_t First = local(R, P);
         D.report(DiagKind::DuplicateAction, loc(R, I),
@@ -170,15 +173,15 @@ void Verifier::checkComplete() {
     for (int32_t M = 0; M < T.Microbatches; ++M) {
       uint32_t Id = msIndex(T, M, St);
       int32_t R = T.rankOf(St);
-      if (Pos[SF][Id] == None)
+      if (pos(SF, Id) == None)
         D.report(DiagKind::MissingAction, S.DeclLoc,
                  fmt::format("{} is missing: rank {} never runs it",
                              name(ActionKind::F, M, St), R));
-      bool HasB = Pos[SB][Id] != None, HasI = Pos[SI][Id] != None,
-           HasW = Pos[SW][Id] != None;
+      bool HasB = pos(SB, Id) != None, HasI = pos(SI, Id) != None,
+           HasW = pos(SW, Id) != None;
       if (HasB && (HasI || HasW)) {
-        uint32_t Other = HasI ? Pos[SI][Id] : Pos[SW][Id];
-        D.report(DiagKind::DuplicateAction, loc(R, local(R, std::max(Other, Pos[SB][Id]))),
+        uint32_t Other = HasI ? pos(SI, Id) : pos(SW, Id);
+        D.report(DiagKind::DuplicateAction, loc(R, local(R, std::max(Other, pos(SB, Id)))),
                  fmt::format("{} and {} both appear: the backward of microbatch "
                              "{} on stage {} is either B, or I and W",
                              name(ActionKind::B, M, St),
@@ -192,7 +195,7 @@ void Verifier::checkComplete() {
                              name(ActionKind::B, M, St), name(ActionKind::I, M, St),
                              name(ActionKind::W, M, St), R, M, St));
       else if (HasI != HasW)
-        D.report(DiagKind::MissingAction, loc(R, local(R, HasI ? Pos[SI][Id] : Pos[SW][Id])),
+        D.report(DiagKind::MissingAction, loc(R, local(R, HasI ? pos(SI, Id) : pos(SW, Id))),
                  fmt::format("{} is missing: rank {} runs {} but not {}",
                              name(HasI ? ActionKind::W : ActionKind::I, M, St), R,
                              name(HasI ? ActionKind::I : ActionKind::W, M, St),
@@ -219,7 +222,7 @@ void Verifier::checkRank(int32_t R) {
       continue;
     uint32_t Id = msIndex(T, X.Microbatch, X.Stage);
     uint32_t G = gid(R, I);
-    if (Pos[slotOf(X.Kind)][Id] != G)
+    if (pos(slotOf(X.Kind), Id) != G)
       continue; // a duplicate, already reported
     bool Second = I > 0 && Acts[I - 1].overlapsNext();
     size_t UnitStart = Second ? I - 1 : I;
@@ -231,14 +234,14 @@ void Verifier::checkRank(int32_t R) {
     // Same-rank producers.
     uint32_t Prod = None;
     if (IsF && St > 0 && T.rankOf(St - 1) == R)
-      Prod = Pos[SF][msIndex(T, M, St - 1)];
+      Prod = pos(SF, msIndex(T, M, St - 1));
     else if (IsBI && St + 1 < T.Stages && T.rankOf(St + 1) == R) {
       uint32_t Nx = msIndex(T, M, St + 1);
-      Prod = Pos[SB][Nx] != None ? Pos[SB][Nx] : Pos[SI][Nx];
+      Prod = pos(SB, Nx) != None ? pos(SB, Nx) : pos(SI, Nx);
     } else if (IsBI && St + 1 == T.Stages)
-      Prod = Pos[SF][Id];
+      Prod = pos(SF, Id);
     else if (X.Kind == ActionKind::W)
-      Prod = Pos[SI][Id];
+      Prod = pos(SI, Id);
     if (Prod != None) {
       size_t PI = local(R, Prod);
       if (PI >= UnitStart && PI <= UnitEnd)
@@ -259,7 +262,7 @@ void Verifier::checkRank(int32_t R) {
         (IsBI && St + 1 < T.Stages && T.rankOf(St + 1) != R)) {
       int32_t From = T.rankOf(IsF ? St - 1 : St + 1);
       ActionKind RK = IsF ? ActionKind::RecvF : ActionKind::RecvB;
-      uint32_t Rv = Pos[IsF ? SRecvF : SRecvB][Id];
+      uint32_t Rv = pos(IsF ? SRecvF : SRecvB, Id);
       if (Rv == None) {
         D.report(DiagKind::MissingComm, loc(R, I),
                  fmt::format("{} on rank {} needs {} from rank {}, but no {} carries it",
@@ -286,7 +289,7 @@ void Verifier::checkRank(int32_t R) {
         (IsBI && St > 0 && T.rankOf(St - 1) != R)) {
       int32_t To = T.rankOf(IsF ? St + 1 : St - 1);
       ActionKind SK = IsF ? ActionKind::SendF : ActionKind::SendB;
-      uint32_t Sd = Pos[IsF ? SSendF : SSendB][Id];
+      uint32_t Sd = pos(IsF ? SSendF : SSendB, Id);
       if (Sd == None) {
         D.report(DiagKind::MissingComm, loc(R, I),
                  fmt::format("{} on rank {} feeds {} on rank {}, but no {} carries it",
