@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 
 namespace pps::sim {
 
@@ -110,41 +111,54 @@ void memoryPeaks(const ir::Schedule &S, llvm::SmallVector<int64_t, 8> &Peaks,
     else
       B[K] = V;
   };
+  // One walk in program order; the set of (m, s) that have a W is only
+  // needed when an I occurs (it releases unless a W follows), so it is
+  // collected, and the walk repeated, only then.
+  auto Walk = [&](bool KnowW) {
+    Peaks.clear();
+    if (PeakAt)
+      PeakAt->clear();
+    for (const ir::RankProgram &RP : S.Ranks) {
+      int64_t Cur = 0, Peak = 0, At = -1;
+      for (size_t I = 0, N = RP.Actions.size(); I < N; ++I) {
+        const Action &A = RP.Actions[I];
+        if (!ir::isCompute(A.Kind) || !Valid(A))
+          continue;
+        uint64_t K = Key(A);
+        if (A.Kind == ActionKind::F) {
+          if (!Test(LiveB, LiveH, K)) {
+            Set(LiveB, LiveH, K, true);
+            if (++Cur > Peak) {
+              Peak = Cur;
+              At = int64_t(I);
+            }
+          }
+          continue;
+        }
+        if (A.Kind == ActionKind::I && !KnowW)
+          return false;
+        bool Releases = A.Kind == ActionKind::B || A.Kind == ActionKind::W ||
+                        (A.Kind == ActionKind::I && !Test(HasWB, HasWH, K));
+        if (Releases && Test(LiveB, LiveH, K)) {
+          Set(LiveB, LiveH, K, false);
+          --Cur;
+        }
+      }
+      Peaks.push_back(Peak);
+      if (PeakAt)
+        PeakAt->push_back(At);
+    }
+    return true;
+  };
+  if (Walk(false))
+    return;
+  LiveB.reset();
+  LiveH.clear();
   for (const ir::RankProgram &RP : S.Ranks)
     for (const Action &A : RP.Actions)
       if (A.Kind == ActionKind::W && Valid(A))
         Set(HasWB, HasWH, Key(A), true);
-  Peaks.clear();
-  if (PeakAt)
-    PeakAt->clear();
-  for (const ir::RankProgram &RP : S.Ranks) {
-    int64_t Cur = 0, Peak = 0, At = -1;
-    for (size_t I = 0, N = RP.Actions.size(); I < N; ++I) {
-      const Action &A = RP.Actions[I];
-      if (!ir::isCompute(A.Kind) || !Valid(A))
-        continue;
-      uint64_t K = Key(A);
-      if (A.Kind == ActionKind::F) {
-        if (!Test(LiveB, LiveH, K)) {
-          Set(LiveB, LiveH, K, true);
-          if (++Cur > Peak) {
-            Peak = Cur;
-            At = int64_t(I);
-          }
-        }
-        continue;
-      }
-      bool Releases = A.Kind == ActionKind::B || A.Kind == ActionKind::W ||
-                      (A.Kind == ActionKind::I && !Test(HasWB, HasWH, K));
-      if (Releases && Test(LiveB, LiveH, K)) {
-        Set(LiveB, LiveH, K, false);
-        --Cur;
-      }
-    }
-    Peaks.push_back(Peak);
-    if (PeakAt)
-      PeakAt->push_back(At);
-  }
+  Walk(true);
 }
 
 /// A receive or a producer and when it completed. At: NaN = none seen,
@@ -288,7 +302,10 @@ private:
 
   SimResult Res;
   llvm::SmallVector<RankState, 8> Ranks;
-  std::vector<std::vector<uint64_t>> Preds;
+  /// Per rank, per action: the action whose end bound its start. Not
+  /// initialised: every action that runs sets it, and the critical path is
+  /// only walked when every action ran.
+  std::vector<std::unique_ptr<uint64_t[]>> Preds;
   std::vector<Channel> Channels;
   llvm::DenseMap<uint64_t, uint32_t> ChannelIds;
   std::vector<uint64_t> Woken; // one bit per rank
@@ -394,7 +411,7 @@ SimResult Sim::run() {
     Res.Times[R].End.assign(N, NaN);
     Res.Times[R].TransferStart.assign(N, NaN);
     if (Opts.CriticalPath)
-      Preds[R].assign(N, NoRef);
+      Preds[R].reset(new uint64_t[N]);
     if (!Dataflow)
       buildStreams(R);
   }
@@ -556,7 +573,7 @@ void Sim::prefetchNext(int32_t R) {
     Fetch(T.End.data() + I);
     Fetch(T.TransferStart.data() + I);
     if (Opts.CriticalPath)
-      Fetch(Preds[R].data() + I);
+      Fetch(&Preds[R][I]);
   };
   if (St.CIdx < N)
     FetchAt(St.CIdx);
