@@ -118,6 +118,7 @@ private:
     }
   }
   void clearInvalid(Rows &S, int MM);
+  void repeatPatterns(const std::vector<Pattern> &Pats, Rows &S, int Mb);
   bool warmup(Rows &S, int MM);
   bool squeeze(Rows &S, int MM);
   bool cooldown(Rows &S);
@@ -414,8 +415,11 @@ bool PatternSchedule::cooldown(Rows &S) {
   return squeeze(S, M);
 }
 
-void PatternSchedule::buildRaw(const std::vector<Pattern> &Pats, Rows &S) {
-  int Reps = 4 * P + M + 1;
+/// Repeats each stage's one-period pattern enough times to cover Mb
+/// microbatches, then blanks the slots of microbatches that do not exist.
+void PatternSchedule::repeatPatterns(const std::vector<Pattern> &Pats, Rows &S,
+                                     int Mb) {
+  int Reps = 4 * P + Mb + 1;
   S.assign(P, {});
   for (int I = 0; I < P; ++I) {
     std::string One(Period, ' ');
@@ -426,24 +430,17 @@ void PatternSchedule::buildRaw(const std::vector<Pattern> &Pats, Rows &S) {
     for (int R = 0; R < Reps; ++R)
       S[I] += One;
   }
-  clearInvalid(S, M);
+  clearInvalid(S, Mb);
+}
+
+void PatternSchedule::buildRaw(const std::vector<Pattern> &Pats, Rows &S) {
+  repeatPatterns(Pats, S, M);
 }
 
 bool PatternSchedule::build(const std::vector<Pattern> &Pats, Rows &S,
                             int &Peak, int64_t Limit) {
   int MM = std::max(M, 2 * P);
-  int Reps = 4 * P + MM + 1;
-  S.assign(P, {});
-  for (int I = 0; I < P; ++I) {
-    std::string One(Period, ' ');
-    for (int V = 0; V < Period; ++V)
-      if (Pats[I][V] >= 0)
-        One[Pats[I][V]] = Notation[V];
-    S[I].reserve(size_t(Reps) * Period);
-    for (int R = 0; R < Reps; ++R)
-      S[I] += One;
-  }
-  clearInvalid(S, MM);
+  repeatPatterns(Pats, S, MM);
   int InitPeak = peakMemory(S);
   if (InitPeak > 2 * P || InitPeak > Limit)
     return false;
