@@ -113,16 +113,9 @@ RunResult runThreads(const ScheduleDesc &S, Kernels &K, const RunOptions &O) {
   RunState RS(S, 0, S.ranks);
   CommModel Comm = O.commSet ? O.comm : S.comm;
   ThreadsTransport T(RS, S.ranks, Comm != CommModel::Eager);
-  KernelContext Ctx;
-  Ctx.schedule = &S;
-  Ctx.secondsPerUnit = O.timeScale * 1e-3;
-  Ctx.messageBytes = O.messageBytes;
-  Ctx.sleep = O.sleepKernels;
+  KernelContext Ctx = kernelContextFor(S, O);
 
-  ExecOptions EO;
-  EO.comm = Comm;
-  EO.blockingRecv = O.blockingRecv;
-  EO.trace = !O.traceFile.empty();
+  ExecOptions EO = execOptionsFor(Comm, O);
   std::vector<std::unique_ptr<Executor>> Execs;
   try {
     for (int32_t R = 0; R < S.ranks; ++R) {

@@ -267,15 +267,8 @@ int runMpi(const ScheduleDesc &S, Kernels &K, const RunOptions &O, int *Argc,
   {
     MpiTransport T(RS, MPI_COMM_WORLD, Comm != CommModel::Eager);
     T.watchdogSeconds = O.watchdogSeconds;
-    KernelContext Ctx;
-    Ctx.schedule = &S;
-    Ctx.secondsPerUnit = O.timeScale * 1e-3;
-    Ctx.messageBytes = O.messageBytes;
-    Ctx.sleep = O.sleepKernels;
-    ExecOptions EO;
-    EO.comm = Comm;
-    EO.blockingRecv = O.blockingRecv;
-    EO.trace = !O.traceFile.empty();
+    KernelContext Ctx = kernelContextFor(S, O);
+    ExecOptions EO = execOptionsFor(Comm, O);
     RankStatus &St = RS.status(Me);
     int Step = 0;
     try {

@@ -52,6 +52,25 @@ struct RunOptions {
   bool quiet = false;
 };
 
+/// The kernel context and executor options a run's options imply (shared
+/// by the threads and MPI entry points).
+inline KernelContext kernelContextFor(const ScheduleDesc &S,
+                                      const RunOptions &O) {
+  KernelContext Ctx;
+  Ctx.schedule = &S;
+  Ctx.secondsPerUnit = O.timeScale * 1e-3;
+  Ctx.messageBytes = O.messageBytes;
+  Ctx.sleep = O.sleepKernels;
+  return Ctx;
+}
+inline ExecOptions execOptionsFor(CommModel Comm, const RunOptions &O) {
+  ExecOptions EO;
+  EO.comm = Comm;
+  EO.blockingRecv = O.blockingRecv;
+  EO.trace = !O.traceFile.empty();
+  return EO;
+}
+
 /// Parses the options above. Returns false with Error set on a bad option.
 bool parseRunOptions(int Argc, char **Argv, RunOptions &O, std::string &Error);
 
