@@ -197,7 +197,6 @@ struct RankState {
   double ComputeFree = 0;
   uint64_t LastCompute = NoRef;
   llvm::SmallVector<Stream, 2> Streams;
-  llvm::BitVector Posted; // per action: a comm already posted
 };
 
 class Sim {
@@ -265,8 +264,6 @@ private:
 
   // --- the cursors --------------------------------------------------------
   void advance(int32_t R);
-  /// Prefetches what rank R's cursors touch on its next visit.
-  void prefetchNext(int32_t R);
   bool advanceCompute(int32_t R);
   bool advanceStreams(int32_t R);
   bool advanceBlocking(int32_t R);
@@ -342,7 +339,6 @@ uint32_t Sim::channel(int32_t Src, int32_t Dst) {
 void Sim::buildStreams(int32_t R) {
   RankState &St = Ranks[R];
   size_t N = St.Acts.size();
-  St.Posted.resize(N);
   // A rank talks to few peers, and consecutive comms mostly to the same
   // one: remember the last track, search a few others linearly, hash many.
   llvm::DenseMap<int32_t, uint16_t> ByPeer; // used past 8 tracks
@@ -554,32 +550,6 @@ void Sim::advance(int32_t R) {
     while (advanceCompute(R) | advanceStreams(R)) {
     }
   }
-  prefetchNext(R);
-}
-
-void Sim::prefetchNext(int32_t R) {
-  // The rank waits now; by its next visit the other waiting ranks have been
-  // visited and, with many ranks, what it touches next has left the cache.
-  // Its cursors walk their own parts of the action and time arrays: too
-  // many interleaved streams for the hardware prefetcher, so ask for the
-  // next lines now and let them arrive while the other ranks run.
-  const RankState &St = Ranks[R];
-  size_t N = St.Acts.size();
-  auto Fetch = [](const void *Ptr) { __builtin_prefetch(Ptr, 1, 3); };
-  auto FetchAt = [&](uint32_t I) {
-    Fetch(St.Acts.data() + I);
-    const RankTimeline &T = Res.Times[R];
-    Fetch(T.Start.data() + I);
-    Fetch(T.End.data() + I);
-    Fetch(T.TransferStart.data() + I);
-    if (Opts.CriticalPath)
-      Fetch(&Preds[R][I]);
-  };
-  if (St.CIdx < N)
-    FetchAt(St.CIdx);
-  for (const Stream &Sm : St.Streams)
-    if (Sm.Pos < Sm.Ops.size() && Sm.Ops[Sm.Pos] != St.CIdx)
-      FetchAt(Sm.Ops[Sm.Pos]);
 }
 
 bool Sim::runCompute(int32_t R) {
@@ -704,7 +674,8 @@ bool Sim::advanceCompute(int32_t R) {
     if (ir::isComm(A.Kind)) {
       // Remember when the computes before it finished: a send's data is
       // ready then at the latest, and a batch is posted then.
-      if (!St.Posted[I]) {
+      // (A comm posted already has its start: the time it was posted.)
+      if (!known(T.Start[I])) {
         T.Start[I] = St.ComputeFree;
         setPred(pack(R, I), St.LastCompute);
       }
@@ -852,7 +823,6 @@ void Sim::post(int32_t R, Stream &Sm, uint32_t Idx, double Ready,
   RankState &St = Ranks[R];
   const Action &A = St.Acts[Idx];
   RankTimeline &T = Res.Times[R];
-  St.Posted.set(Idx);
   T.Start[Idx] = Ready;
   uint64_t Me = pack(R, Idx);
   uint16_t SI = uint16_t(&Sm - St.Streams.data());
@@ -1077,6 +1047,11 @@ void Sim::criticalPath() {
   uint64_t Last = NoRef;
   double Best = -1;
   for (int32_t R = 0; R < P; ++R) {
+    // The first action (in rank, then index order) that ends last; a rank
+    // whose last end (RankStats::End, the max over its actions) is not
+    // later than the best so far cannot hold it.
+    if (!(Res.Ranks[R].End > Best))
+      continue;
     const RankTimeline &T = Res.Times[R];
     for (size_t I = 0; I < T.End.size(); ++I)
       if (T.End[I] > Best) {
