@@ -2,13 +2,7 @@
 #include "pps/driver/Pipeline.h"
 
 #include "pps/backends/PpsPrinter.h"
-#include "pps/passes/AlignBubbles.h"
-#include "pps/passes/Deadlock.h"
-#include "pps/passes/Fsdp.h"
-#include "pps/passes/InsertComms.h"
-#include "pps/passes/Memory.h"
-#include "pps/passes/VerifyDeps.h"
-#include "pps/synth/SynthPass.h"
+#include "pps/pipeline/PassPipeline.h"
 
 #include <fmt/format.h>
 
@@ -72,29 +66,11 @@ bool runPipeline(Session &Sess, ir::Schedule &S, PipelineGoal Goal,
   PMO.TimePasses = TimePasses;
   PMO.Printer = printSchedule;
   passes::PassManager PM(std::move(PMO));
-  bool Check = Goal == PipelineGoal::Check;
-
-  // The passes, in order (see docs/passes.md for why this order).
-  // A `schedule synth(...)` request becomes explicit rank lists first.
-  if (S.Synth)
-    PM.add(synth::createSynthPass());
-  // Verification first: insert-comms trusts a complete, ordered compute set.
-  PM.add(passes::createVerifyDepsPass());
-  // Comms next (or a check of the user's), so later passes see what runs.
-  PM.add(passes::createInsertCommsPass());
-  // The independent proof: matching and the happens-before graph.
-  if (Check)
-    PM.add(passes::createDeadlockPass());
-  // Timing after comms: idle slots go ahead of the receives that feed a
-  // compute. Under Check it always analyses (idle-ready-work); it rewrites
-  // only when asked.
-  if (Check || AlignBubbles)
-    PM.add(passes::createAlignBubblesPass({/*Insert=*/AlignBubbles}));
-  if (Check)
-    PM.add(passes::createMemoryPass());
-  // FSDP last: its controls wrap the final compute order and move no comm.
-  if (S.Fsdp.Enabled)
-    PM.add(passes::createFsdpPass());
+  pipeline::PipelineConfig Config;
+  Config.Until = Goal == PipelineGoal::Check ? pipeline::Goal::Check
+                                             : pipeline::Goal::Lower;
+  Config.AlignBubbles = AlignBubbles;
+  pipeline::addPasses(PM, S, Config);
 
   passes::PassContext Ctx{Sess.Diags, {}};
   bool Ok = PM.run(S, Ctx);

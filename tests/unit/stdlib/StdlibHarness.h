@@ -3,9 +3,7 @@
 // Shared by the stdlib unit tests: builds a one-pipeline .pps buffer that
 // selects a standard schedule, compiles it through the front end with
 // Overrides for ranks and microbatches, runs the lint passes (the Check goal
-// of compiler/driver/Pipeline.cpp, rebuilt here because the driver is not a
-// library: verify-deps, insert-comms, deadlock, align-bubbles analysis,
-// memory), checks
+// of pps::pipeline::addPasses, the same list ppsc runs), checks
 // completeness independently of the passes, and simulates the compute order
 // (dataflow mode, no comm cost) for makespan, per-rank span bubble and peak
 // memory.
@@ -15,12 +13,8 @@
 
 #include "pps/frontend/Frontend.h"
 #include "pps/ir/Schedule.h"
-#include "pps/passes/AlignBubbles.h"
-#include "pps/passes/Deadlock.h"
-#include "pps/passes/InsertComms.h"
-#include "pps/passes/Memory.h"
 #include "pps/passes/PassManager.h"
-#include "pps/passes/VerifyDeps.h"
+#include "pps/pipeline/PassPipeline.h"
 #include "pps/sim/Simulator.h"
 
 #include <fmt/format.h>
@@ -142,11 +136,7 @@ inline Figures runText(const std::string &Name, const std::string &Text,
   }
   if (Lint) {
     pps::passes::PassManager PM;
-    PM.add(pps::passes::createVerifyDepsPass());
-    PM.add(pps::passes::createInsertCommsPass());
-    PM.add(pps::passes::createDeadlockPass());
-    PM.add(pps::passes::createAlignBubblesPass({/*Insert=*/false}));
-    PM.add(pps::passes::createMemoryPass());
+    pps::pipeline::addPasses(PM, *S, {pps::pipeline::Goal::Check, false});
     pps::passes::PassContext Ctx{Diags, {}};
     if (!PM.run(*S, Ctx) || Diags.hasErrors() || !Ctx.Results.DeadlockFree) {
       Out.Errors = Flush();

@@ -1,0 +1,33 @@
+//===- PassPipeline.h - the compiler's passes, in order -------------------===//
+//
+// The one list of passes every consumer runs: ppsc's subcommands (through
+// driver::runPipeline, which adds the command-line options) and the tests
+// that lint schedules through the C++ API.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "pps/ir/Schedule.h"
+#include "pps/passes/PassManager.h"
+
+namespace pps::pipeline {
+
+/// How far to run: Lower stops once comms are inserted (plus fsdp/align when
+/// asked); Check also runs every verification and analysis (lint, sim,
+/// executors).
+enum class Goal { Lower, Check };
+
+struct PipelineConfig {
+  Goal Until = Goal::Check;
+  /// Rewrite the schedule with explicit idle(t) slots (align-bubbles).
+  bool AlignBubbles = false;
+};
+
+/// Adds the passes for S to PM, in order. Requires: S as the front end or an
+/// importer produced it (a synth request, or compute order with or without
+/// comms). Guarantees: after PM.run succeeds with Goal::Check, S is lowered
+/// (comms present), verified, proved deadlock-free and memory-analysed.
+void addPasses(passes::PassManager &PM, const ir::Schedule &S,
+               const PipelineConfig &Config);
+
+} // namespace pps::pipeline

@@ -1,0 +1,41 @@
+//===- PassPipeline.cpp - the compiler's passes, in order -----------------===//
+#include "pps/pipeline/PassPipeline.h"
+
+#include "pps/passes/AlignBubbles.h"
+#include "pps/passes/Deadlock.h"
+#include "pps/passes/Fsdp.h"
+#include "pps/passes/InsertComms.h"
+#include "pps/passes/Memory.h"
+#include "pps/passes/VerifyDeps.h"
+#include "pps/synth/SynthPass.h"
+
+namespace pps::pipeline {
+
+void addPasses(passes::PassManager &PM, const ir::Schedule &S,
+               const PipelineConfig &Config) {
+  bool Check = Config.Until == Goal::Check;
+
+  // The passes, in order (see docs/passes.md for why this order).
+  // A `schedule synth(...)` request becomes explicit rank lists first.
+  if (S.Synth)
+    PM.add(synth::createSynthPass());
+  // Verification first: insert-comms trusts a complete, ordered compute set.
+  PM.add(passes::createVerifyDepsPass());
+  // Comms next (or a check of the user's), so later passes see what runs.
+  PM.add(passes::createInsertCommsPass());
+  // The independent proof: matching and the happens-before graph.
+  if (Check)
+    PM.add(passes::createDeadlockPass());
+  // Timing after comms: idle slots go ahead of the receives that feed a
+  // compute. Under Check it always analyses (idle-ready-work); it rewrites
+  // only when asked.
+  if (Check || Config.AlignBubbles)
+    PM.add(passes::createAlignBubblesPass({/*Insert=*/Config.AlignBubbles}));
+  if (Check)
+    PM.add(passes::createMemoryPass());
+  // FSDP last: its controls wrap the final compute order and move no comm.
+  if (S.Fsdp.Enabled)
+    PM.add(passes::createFsdpPass());
+}
+
+} // namespace pps::pipeline
