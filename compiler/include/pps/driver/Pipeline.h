@@ -1,6 +1,7 @@
 //===- Pipeline.h - the compiler's pass pipeline --------------------------===//
 //
-// One readable function lists the passes in order (Pipeline.cpp). Every
+// pipeline::addPasses (compiler/pipeline) lists the passes in order; this adds
+// the command-line options (print-after, disable-pass, ...). Every
 // subcommand that needs a checked, lowered schedule runs it.
 //
 //===----------------------------------------------------------------------===//
