@@ -5,10 +5,12 @@
 // into batches: one op under rendezvous/eager, a maximal run of consecutive
 // comms under batched). In blocking mode one cursor does both. A cursor
 // advances until it needs a time that is not known yet (a receive that has
-// not matched, a producer on another rank); the rank then waits on a
-// worklist until the event it needs happens. Every action is finished once
-// and every wake-up follows a finished action, so the work is linear in the
-// number of actions. Times are max-plus over the dependencies, which is what
+// not matched, a producer on another rank); the rank then waits until the
+// event it needs happens and wakes it. Woken ranks are visited in up/down
+// sweeps over a window of neighbouring ranks (see run()), which keeps the
+// window's state in cache. Every action is finished once and every wake-up
+// follows a finished action, so the work is linear in the number of
+// actions. Times are max-plus over the dependencies, which is what
 // a discrete-event simulation of this model computes: no resource is shared
 // between ranks and each track serves its actions in program order.
 //
@@ -464,8 +466,17 @@ SimResult Sim::run() {
     int32_t R = nextWoken(From, Up, Lo, Hi);
     if (R < 0) {
       if (!Found) {
-        // Nothing woken in the window in either direction: slide it by half.
-        Lo = Lo + SweepWindow / 2 >= P ? 0 : Lo + SweepWindow / 2;
+        // Nothing woken in the window in either direction: slide it by
+        // half, or, when the next window has nothing to do either, jump to
+        // the one holding the next woken rank (wrapping around).
+        constexpr int32_t Step = SweepWindow / 2;
+        int32_t Next = Lo + Step >= P ? 0 : Lo + Step;
+        int32_t Any = nextWoken(Next, true, 0, P);
+        if (Any < 0)
+          Any = nextWoken(0, true, 0, P);
+        if (Any < Next || Any >= Next + SweepWindow)
+          Next = Any / Step * Step;
+        Lo = Next;
         Hi = std::min(P, Lo + SweepWindow);
       }
       Found = false;
