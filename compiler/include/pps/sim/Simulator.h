@@ -77,7 +77,7 @@ struct SimOptions {
   /// Overrides the per-message latency (time units).
   std::optional<double> Latency;
   DataflowMode Dataflow = DataflowMode::Auto;
-  /// Compute the critical path (costs 4 bytes per action).
+  /// Compute the critical path (costs 8 bytes per action).
   bool CriticalPath = true;
   /// Keep per-action start/end times in the result (the trace backends need
   /// them; synthesis that only wants the makespan can switch them off).
