@@ -35,6 +35,7 @@ pipelineItem
   : RANKS expr SEMI                                  # ranksItem
   | STAGES expr (PLACEMENT placementSpec)? SEMI      # stagesItem
   | MICROBATCHES expr SEMI                           # microbatchesItem
+  | DIRECTIONS expr SEMI                             # directionsItem
   | COST LBRACE costEntry* RBRACE                    # costItem
   | COMM LBRACE commEntry* RBRACE                    # commItem
   | MEMORY LIMIT expr SEMI                           # memoryItem
@@ -146,7 +147,7 @@ binder : ident | COMPUTE_KIND | COMPUTE_LIT ;
 // name variables elsewhere.
 ident
   : ID | RANKS | STAGES | MICROBATCHES | PLACEMENT | COST | COMM | MEMORY
-  | LIMIT | FSDP | PREFETCH | STEP | STAGE_KW
+  | LIMIT | FSDP | PREFETCH | STEP | STAGE_KW | DIRECTIONS
   ;
 
 // ---------------------------------------------------------------------------
@@ -183,6 +184,7 @@ STAGES : 'stages' ;
 STAGE_KW : 'stage' ;
 MICROBATCHES : 'microbatches' ;
 PLACEMENT : 'placement' ;
+DIRECTIONS : 'directions' ;
 COST : 'cost' ;
 COMM : 'comm' ;
 MEMORY : 'memory' ;

@@ -210,6 +210,7 @@ void emitCpp(const ir::Schedule &S, const CppEmitOptions &Opts,
   OS << "    kRankTables,\n    kPredictedPeak,\n";
   OS << fmt::format("    {}, // simulated makespan (units; < 0 unknown)\n",
                     cppDouble(Predicted));
+  OS << fmt::format("    {}, // directions\n", T.Directions);
   OS << "};\n\n} // namespace\n\n";
   OS << "int main(int argc, char **argv) {\n"
         "  return ppsrt::executorMain(kSchedule, argc, argv);\n"

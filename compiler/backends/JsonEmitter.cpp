@@ -29,6 +29,8 @@ void emitJson(const ir::Schedule &S, llvm::raw_ostream &OS) {
       J.attribute("stages", S.Topo.Stages);
       J.attribute("microbatches", S.Topo.Microbatches);
       J.attribute("placement", ir::placementName(S.Topo.Place));
+      if (S.Topo.Directions != 1)
+        J.attribute("directions", S.Topo.Directions);
       J.attributeArray("stage_to_rank", [&] {
         for (int32_t R : S.Topo.StageToRank)
           J.value(R);

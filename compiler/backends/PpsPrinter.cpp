@@ -121,6 +121,8 @@ void Printer::printHeader() {
   }
   OS << fmt::format("  stages {} placement {};\n", T.Stages, Place);
   OS << fmt::format("  microbatches {};\n", T.Microbatches);
+  if (T.Directions != 1)
+    OS << fmt::format("  directions {};\n", T.Directions);
 }
 
 void Printer::printCost() {

@@ -691,6 +691,7 @@ std::optional<Schedule> importTorchCsvFile(llvm::StringRef Path,
 
 void emitTorchCsv(const Schedule &S, llvm::raw_ostream &OS,
                   const TorchExportOptions &Opts) {
+  assert(S.Topo.Directions == 1 && "PyTorch's CSV has one direction");
   for (const RankProgram &Program : S.Ranks) {
     std::vector<Action> WithReduce;
     llvm::ArrayRef<Action> Actions = Program.Actions;

@@ -184,6 +184,7 @@ private:
   // topology as declared so far
   PipelineDecl *Pl = nullptr;
   std::optional<int64_t> NRanks, NStages, NMicro;
+  LocId DirectionsLoc = NoLoc; // the `directions` item, if any
   PipelineItem *StagesItem = nullptr;
   bool TopoDone = false, Ready = false, TopoFailed = false, ReadyFailed = false;
   llvm::SmallVector<int32_t, 16> OnlyStage; // -1 none, -2 several
@@ -215,6 +216,8 @@ Value Evaluator::builtinConst(Builtin B, LocId L) {
       }
     }
     return {*NMicro, VT::Int};
+  case Builtin::D:
+    return {Out.Topo.Directions, VT::Int};
   case Builtin::S:
   case Builtin::V:
     if (!ensureTopology(L))
@@ -972,6 +975,15 @@ bool Evaluator::ensureReady(LocId L) {
     return false;
   }
   Out.Topo.Microbatches = int32_t(*NMicro);
+  if (Out.Topo.Directions == 2 &&
+      (Out.Topo.Stages % 2 != 0 || Out.Topo.Microbatches % 2 != 0)) {
+    ReadyFailed = true;
+    fail(DiagKind::InvalidValue, DirectionsLoc,
+         fmt::format("directions 2 needs an even number of stages and of "
+                     "microbatches, got {} stages and {} microbatches",
+                     Out.Topo.Stages, Out.Topo.Microbatches));
+    return false;
+  }
   Out.resetRanks();
   Ready = true;
   return true;
@@ -1228,6 +1240,24 @@ std::optional<ir::Schedule> Evaluator::run(PipelineDecl &Decl) {
       }
       NMicro = sizeField(I, "microbatches", 1, MaxMicrobatches);
       break;
+    case PipelineItemKind::Directions: {
+      if (Ready) {
+        fail(DiagKind::InvalidValue, I.Loc,
+             "'directions' comes after actions were emitted; declare it first");
+        break;
+      }
+      int64_t V = evalInt(*I.Value);
+      if (Failed)
+        break;
+      if (V != 1 && V != 2) {
+        fail(DiagKind::InvalidValue, I.Value->Loc,
+             fmt::format("directions must be 1 or 2, got {}", V));
+        break;
+      }
+      Out.Topo.Directions = int32_t(V);
+      DirectionsLoc = I.Loc;
+      break;
+    }
     case PipelineItemKind::Cost:
       applyCost(I);
       break;

@@ -15,6 +15,7 @@ Builtin lookupBuiltin(llvm::StringRef Name) {
       .Case("S", Builtin::S)
       .Case("M", Builtin::M)
       .Case("V", Builtin::V)
+      .Case("D", Builtin::D)
       .Case("rank_of", Builtin::RankOf)
       .Case("stage_of", Builtin::StageOf)
       .Case("min", Builtin::Min)
@@ -29,7 +30,7 @@ Builtin lookupBuiltin(llvm::StringRef Name) {
 
 static bool isConstant(Builtin B) {
   return B == Builtin::P || B == Builtin::S || B == Builtin::M ||
-         B == Builtin::V;
+         B == Builtin::V || B == Builtin::D;
 }
 
 /// Arity of a built-in function: {min, max}.

@@ -111,6 +111,8 @@ Transformer::transformPipelineItem(P::PipelineItemContext &Ctx) {
     return transformStagesItem(*C);
   if (auto *C = dynamic_cast<P::MicrobatchesItemContext *>(&Ctx))
     return transformMicrobatchesItem(*C);
+  if (auto *C = dynamic_cast<P::DirectionsItemContext *>(&Ctx))
+    return transformDirectionsItem(*C);
   if (auto *C = dynamic_cast<P::CostItemContext *>(&Ctx))
     return transformCostItem(*C);
   if (auto *C = dynamic_cast<P::CommItemContext *>(&Ctx))
@@ -169,6 +171,13 @@ void Transformer::transformPlacementSpec(P::PlacementSpecContext &Ctx,
 ast::PipelineItem
 Transformer::transformMicrobatchesItem(P::MicrobatchesItemContext &Ctx) {
   auto I = item(ast::PipelineItemKind::Microbatches, loc(Ctx));
+  I.Value = transformExpr(*Ctx.expr());
+  return I;
+}
+
+ast::PipelineItem
+Transformer::transformDirectionsItem(P::DirectionsItemContext &Ctx) {
+  auto I = item(ast::PipelineItemKind::Directions, loc(Ctx));
   I.Value = transformExpr(*Ctx.expr());
   return I;
 }

@@ -47,6 +47,7 @@ private:
   ast::PipelineItem transformRanksItem(P::RanksItemContext &Ctx);
   ast::PipelineItem transformStagesItem(P::StagesItemContext &Ctx);
   ast::PipelineItem transformMicrobatchesItem(P::MicrobatchesItemContext &Ctx);
+  ast::PipelineItem transformDirectionsItem(P::DirectionsItemContext &Ctx);
   ast::PipelineItem transformCostItem(P::CostItemContext &Ctx);
   ast::PipelineItem transformCommItem(P::CommItemContext &Ctx);
   ast::PipelineItem transformMemoryItem(P::MemoryItemContext &Ctx);

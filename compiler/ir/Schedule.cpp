@@ -151,6 +151,8 @@ bool Schedule::equivalent(const Schedule &O, std::string *Why) const {
     return Fail("topology sizes differ");
   if (Topo.StageToRank != O.Topo.StageToRank)
     return Fail("stage placement differs");
+  if (Topo.Directions != O.Topo.Directions)
+    return Fail("directions differ");
   if (Comm != O.Comm)
     return Fail("comm model differs");
   if (MemoryLimit != O.MemoryLimit)

@@ -81,7 +81,8 @@ bool inRange(const Topology &T, const Action &A) {
     return false;
   if (isControl(A.Kind))
     return true;
-  return A.Microbatch >= 0 && A.Microbatch < T.Microbatches;
+  return A.Microbatch >= 0 && A.Microbatch < T.Microbatches &&
+         T.hasStage(A.Microbatch, A.Stage);
 }
 
 std::string ordinal(uint64_t N) {
@@ -149,10 +150,13 @@ uint32_t producerEntry(const Topology &T, const UnitIndex &U, const Action &A) {
   if (!inRange(T, A))
     return None;
   if (A.Kind == ActionKind::F)
-    return A.Stage > 0 ? U.UnitF[msIndex(T, A.Microbatch, A.Stage - 1)] : None;
+    return A.Stage > T.firstStage(A.Microbatch)
+               ? U.UnitF[msIndex(T, A.Microbatch, A.Stage - 1)]
+               : None;
   if (A.Kind == ActionKind::B || A.Kind == ActionKind::I)
-    return A.Stage + 1 < T.Stages ? U.UnitBI[msIndex(T, A.Microbatch, A.Stage + 1)]
-                                  : None;
+    return A.Stage < T.lastStage(A.Microbatch)
+               ? U.UnitBI[msIndex(T, A.Microbatch, A.Stage + 1)]
+               : None;
   return None;
 }
 
@@ -160,10 +164,13 @@ uint32_t consumerEntry(const Topology &T, const UnitIndex &U, const Action &A) {
   if (!inRange(T, A))
     return None;
   if (A.Kind == ActionKind::F)
-    return A.Stage + 1 < T.Stages ? U.UnitF[msIndex(T, A.Microbatch, A.Stage + 1)]
-                                  : None;
+    return A.Stage < T.lastStage(A.Microbatch)
+               ? U.UnitF[msIndex(T, A.Microbatch, A.Stage + 1)]
+               : None;
   if (A.Kind == ActionKind::B || A.Kind == ActionKind::I)
-    return A.Stage > 0 ? U.UnitBI[msIndex(T, A.Microbatch, A.Stage - 1)] : None;
+    return A.Stage > T.firstStage(A.Microbatch)
+               ? U.UnitBI[msIndex(T, A.Microbatch, A.Stage - 1)]
+               : None;
   return None;
 }
 

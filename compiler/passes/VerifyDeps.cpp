@@ -104,6 +104,11 @@ void Verifier::reportRange(int32_t R, size_t I) {
       A.Stage < 0 || A.Stage >= T.Stages
           ? fmt::format("stage {} is out of range: the pipeline has {} stages",
                         A.Stage, T.Stages)
+      : A.Microbatch >= 0 && A.Microbatch < T.Microbatches
+          ? fmt::format("microbatch {} does not traverse stage {}: its route is "
+                        "stages {}..{}",
+                        A.Microbatch, A.Stage, T.firstStage(A.Microbatch),
+                        T.lastStage(A.Microbatch))
           : fmt::format("microbatch {} is out of range: the pipeline has {} "
                         "microbatches",
                         A.Microbatch, T.Microbatches);
@@ -143,7 +148,7 @@ void Verifier::registerActions() {
       }
       if (isComm(A.Kind) && A.Peer != R) {
         int32_t PS = partnerStage(A);
-        if (PS < 0 || PS >= T.Stages) {
+        if (PS < T.firstStage(A.Microbatch) || PS > T.lastStage(A.Microbatch)) {
           D.report(DiagKind::StrayAction, loc(R, I),
                    fmt::format("{} carries nothing: stage {} is the {} stage",
                                describe(S, R, I), A.Stage,
@@ -171,6 +176,8 @@ void Verifier::registerActions() {
 void Verifier::checkComplete() {
   for (int32_t St = 0; St < T.Stages; ++St)
     for (int32_t M = 0; M < T.Microbatches; ++M) {
+      if (!T.hasStage(M, St))
+        continue;
       uint32_t Id = msIndex(T, M, St);
       int32_t R = T.rankOf(St);
       if (pos(SF, Id) == None)
@@ -233,12 +240,12 @@ void Verifier::checkRank(int32_t R) {
 
     // Same-rank producers.
     uint32_t Prod = None;
-    if (IsF && St > 0 && T.rankOf(St - 1) == R)
+    if (IsF && St > T.firstStage(M) && T.rankOf(St - 1) == R)
       Prod = pos(SF, msIndex(T, M, St - 1));
-    else if (IsBI && St + 1 < T.Stages && T.rankOf(St + 1) == R) {
+    else if (IsBI && St < T.lastStage(M) && T.rankOf(St + 1) == R) {
       uint32_t Nx = msIndex(T, M, St + 1);
       Prod = pos(SB, Nx) != None ? pos(SB, Nx) : pos(SI, Nx);
-    } else if (IsBI && St + 1 == T.Stages)
+    } else if (IsBI && St == T.lastStage(M))
       Prod = pos(SF, Id);
     else if (X.Kind == ActionKind::W)
       Prod = pos(SI, Id);
@@ -258,8 +265,8 @@ void Verifier::checkRank(int32_t R) {
       continue;
 
     // The receive feeding this compute from another rank.
-    if ((IsF && St > 0 && T.rankOf(St - 1) != R) ||
-        (IsBI && St + 1 < T.Stages && T.rankOf(St + 1) != R)) {
+    if ((IsF && St > T.firstStage(M) && T.rankOf(St - 1) != R) ||
+        (IsBI && St < T.lastStage(M) && T.rankOf(St + 1) != R)) {
       int32_t From = T.rankOf(IsF ? St - 1 : St + 1);
       ActionKind RK = IsF ? ActionKind::RecvF : ActionKind::RecvB;
       uint32_t Rv = pos(IsF ? SRecvF : SRecvB, Id);
@@ -285,8 +292,8 @@ void Verifier::checkRank(int32_t R) {
       }
     }
     // The send carrying this compute's output to another rank.
-    if ((IsF && St + 1 < T.Stages && T.rankOf(St + 1) != R) ||
-        (IsBI && St > 0 && T.rankOf(St - 1) != R)) {
+    if ((IsF && St < T.lastStage(M) && T.rankOf(St + 1) != R) ||
+        (IsBI && St > T.firstStage(M) && T.rankOf(St - 1) != R)) {
       int32_t To = T.rankOf(IsF ? St + 1 : St - 1);
       ActionKind SK = IsF ? ActionKind::SendF : ActionKind::SendB;
       uint32_t Sd = pos(IsF ? SSendF : SSendB, Id);

@@ -237,13 +237,13 @@ CommVolumeReport computeCommVolume(const ir::Schedule &S,
       bool Fwd = A.Kind == ir::ActionKind::F;
       Key K{0, 0, 0, uint32_t(A.Microbatch), Step};
       if (Fwd) {
-        if (A.Stage + 1 >= NS)
+        if (A.Stage + 1 >= NS || A.Stage >= S.Topo.lastStage(A.Microbatch))
           continue;
         K.Src = RankOf(A.Stage);
         K.Dst = RankOf(A.Stage + 1);
         K.Block = BlockOf(A.Stage);
       } else {
-        if (A.Stage == 0)
+        if (A.Stage <= S.Topo.firstStage(A.Microbatch))
           continue;
         if (Residual) {
           // The receiving stage asks again for the residual it got forward.

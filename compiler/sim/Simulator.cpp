@@ -615,11 +615,13 @@ bool Sim::runCompute(int32_t R) {
     bool Ok = true;
     switch (A.Kind) {
     case ActionKind::F:
-      Ok = Producer(true, A.Microbatch, A.Stage - 1, ActionKind::SendF);
+      Ok = A.Stage > S.Topo.firstStage(A.Microbatch)
+               ? Producer(true, A.Microbatch, A.Stage - 1, ActionKind::SendF)
+               : true;
       break;
     case ActionKind::B:
     case ActionKind::I:
-      Ok = A.Stage == NS - 1
+      Ok = A.Stage >= S.Topo.lastStage(A.Microbatch)
                ? Producer(true, A.Microbatch, A.Stage, ActionKind::SendF)
                : Producer(false, A.Microbatch, A.Stage + 1, ActionKind::SendB);
       break;
@@ -653,11 +655,11 @@ bool Sim::runCompute(int32_t R) {
     size_t K = key(A.Microbatch, A.Stage);
     if (A.Kind == ActionKind::F) {
       ProdF[K] = Event{End, R, J};
-      if (Dataflow && A.Stage + 1 < NS)
+      if (Dataflow && A.Stage < S.Topo.lastStage(A.Microbatch))
         wake(rankOfStage(A.Stage + 1));
     } else if (A.Kind == ActionKind::B || A.Kind == ActionKind::I) {
       ProdBI[K] = Event{End, R, J};
-      if (Dataflow && A.Stage > 0)
+      if (Dataflow && A.Stage > S.Topo.firstStage(A.Microbatch))
         wake(rankOfStage(A.Stage - 1));
     }
   }

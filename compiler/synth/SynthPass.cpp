@@ -37,6 +37,12 @@ bool runSynthRequest(ir::Schedule &S, DiagnosticEngine &Diags, Result *Out) {
                  "a synthesised pipeline cannot also list actions");
     return false;
   }
+  if (S.Topo.Directions != 1) {
+    Diags.report(DiagKind::InvalidValue, Loc,
+                 "synth does not support `directions 2`: it assumes every "
+                 "microbatch traverses every stage");
+    return false;
+  }
   SynthOptions Opts;
   for (const auto &[Name, Value] : Req.Args) {
     if (Name == "exact") {

@@ -184,10 +184,10 @@ void Executor::compute(const Action &A) {
   switch (A.kind) {
   case Kind::F: {
     StageIO *IO = acquire(A.mb, A.stage);
-    if (A.stage > 0)
+    if (A.stage > firstStage(S, A.mb))
       IO->input = takeInput(A, false);
     K.forward(*IO);
-    if (A.stage + 1 == S.stages) {
+    if (A.stage == lastStage(S, A.mb)) {
       K.loss(*IO);
       LossSum += IO->loss;
       break;
@@ -203,13 +203,13 @@ void Executor::compute(const Action &A) {
     if (!IO)
       error(fmt::format("runs before `F{}@{}` (no live activations)", A.mb,
                         A.stage));
-    if (A.stage + 1 < S.stages)
+    if (A.stage < lastStage(S, A.mb))
       IO->gradOutput = takeInput(A, true);
     if (A.kind == Kind::B)
       K.backward(*IO);
     else
       K.backwardInput(*IO);
-    if (A.stage > 0) {
+    if (A.stage > firstStage(S, A.mb)) {
       size_t Key = key(A.mb, A.stage);
       OutB[Key] = std::move(IO->gradInput);
       HasOutB[Key] = 1;

@@ -47,7 +47,7 @@ void BusyWaitKernels::spin(double Units) const {
 
 void BusyWaitKernels::forward(StageIO &IO) {
   spin(Ctx.schedule->stageCost[IO.stage].F);
-  if (IO.stage + 1 < Ctx.schedule->stages)
+  if (IO.stage < lastStage(*Ctx.schedule, IO.microbatch))
     fill(IO.output);
 }
 
@@ -55,7 +55,7 @@ void BusyWaitKernels::loss(StageIO &IO) { IO.loss = 0; }
 
 void BusyWaitKernels::backwardInput(StageIO &IO) {
   spin(Ctx.schedule->stageCost[IO.stage].I);
-  if (IO.stage > 0)
+  if (IO.stage > firstStage(*Ctx.schedule, IO.microbatch))
     fill(IO.gradInput);
 }
 
@@ -65,7 +65,7 @@ void BusyWaitKernels::backwardWeight(StageIO &IO) {
 
 void BusyWaitKernels::backward(StageIO &IO) {
   spin(Ctx.schedule->stageCost[IO.stage].B);
-  if (IO.stage > 0)
+  if (IO.stage > firstStage(*Ctx.schedule, IO.microbatch))
     fill(IO.gradInput);
 }
 

@@ -95,11 +95,11 @@ Action matchingComm(const Action &A, int32_t Self) {
 
 Action inputRecvOf(const ScheduleDesc &S, const Action &C) {
   Action R;
-  if (C.kind == Kind::F && C.stage > 0) {
+  if (C.kind == Kind::F && C.stage > firstStage(S, C.mb)) {
     R.kind = Kind::RecvF;
     R.peer = S.stageToRank[C.stage - 1];
   } else if ((C.kind == Kind::B || C.kind == Kind::I) &&
-             C.stage + 1 < S.stages) {
+             C.stage < lastStage(S, C.mb)) {
     R.kind = Kind::RecvB;
     R.peer = S.stageToRank[C.stage + 1];
   } else {

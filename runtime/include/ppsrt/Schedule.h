@@ -104,7 +104,19 @@ struct ScheduleDesc {
   const RankTable *rankTables;  ///< ranks entries
   const int64_t *predictedPeak; ///< ranks entries: the memory analysis
   double predictedMakespan;     ///< time units; < 0 if unknown
+  /// 1: every microbatch traverses all stages; 2: microbatches [0, M/2)
+  /// traverse stages [0, S/2) and the rest [S/2, S) (bidirectional).
+  int32_t directions = 1;
 };
+
+/// The first and last stage microbatch Mb traverses.
+inline int32_t firstStage(const ScheduleDesc &S, int32_t Mb) {
+  return S.directions == 2 && Mb >= S.microbatches / 2 ? S.stages / 2 : 0;
+}
+inline int32_t lastStage(const ScheduleDesc &S, int32_t Mb) {
+  return S.directions == 2 && Mb < S.microbatches / 2 ? S.stages / 2 - 1
+                                                     : S.stages - 1;
+}
 
 /// Cost of one compute action in time units.
 double computeCost(const ScheduleDesc &S, const Action &A);

@@ -122,15 +122,18 @@ TEST(RoundTrip, EveryStdlibScheduleAtDefaultSizes) {
       continue;
     ++Schedules;
     // Try the placements the standard schedules need, in order.
-    const char *Layouts[][2] = {
-        {"P", "loop"}, {"2 * P", "v"}, {"2 * P", "loop"}};
+    // (The last is bidirectional: dualpipe.)
+    const char *Layouts[][3] = {{"P", "loop", ""},
+                                {"2 * P", "v", ""},
+                                {"2 * P", "loop", ""},
+                                {"2 * P", "v", " directions 2;"}};
     bool Done = false;
     std::string Errors;
     for (auto &L : Layouts) {
       std::string Src = fmt::format(
-          "pipeline {} {{ ranks 4; stages {} placement {}; microbatches 8; "
+          "pipeline {} {{ ranks 4; stages {} placement {};{} microbatches 8; "
           "schedule {}(); }}\n",
-          Name, L[0], L[1], Name);
+          Name, L[0], L[1], L[2], Name);
       Compiled C = compileText(Name + ".pps", Src);
       if (!C.S) {
         Errors += C.Diags;

@@ -153,7 +153,7 @@ public:
   explicit CheckingKernels(const ScheduleDesc &S) : S(S) {}
   size_t messageBytes(int32_t, bool) override { return 2 * sizeof(int32_t); }
   void forward(StageIO &IO) override {
-    if (IO.stage > 0)
+    if (IO.stage > firstStage(S, IO.microbatch))
       expect(IO.input, IO.microbatch, IO.stage - 1, "F input");
     write(IO.output, IO.microbatch, IO.stage);
     ++Calls[0];
@@ -226,7 +226,8 @@ TEST_P(RunsStdlib, DataFlowsAndPeaksMatchTheMemoryAnalysis) {
     for (int32_t Rank = 0; Rank < T->Desc.ranks; ++Rank)
       EXPECT_EQ(R.peakActivations[size_t(Rank)], T->Peaks[size_t(Rank)])
           << "rank " << Rank << " under " << commModelName(Comm);
-    int N = T->Desc.microbatches * T->Desc.stages;
+    // Each microbatch traverses stages / directions stages.
+    int N = T->Desc.microbatches * T->Desc.stages / T->Desc.directions;
     EXPECT_EQ(K.Calls[0].load(), N);
     EXPECT_EQ(K.Calls[1].load() + K.Calls[3].load(), N);
     EXPECT_EQ(R.lossSum, double(T->Desc.microbatches));
@@ -245,6 +246,9 @@ INSTANTIATE_TEST_SUITE_P(
                                   "interleaved_1f1b(); }"},
         StdlibCase{"dualpipe_v", "pipeline p { ranks 2; stages 4 placement v; "
                                  "microbatches 4; schedule dualpipe_v(); }"},
+        StdlibCase{"dualpipe", "pipeline p { ranks 2; stages 4 placement v; "
+                               "directions 2; microbatches 4; "
+                               "schedule dualpipe(); }"},
         StdlibCase{"zb_v", "pipeline p { ranks 3; stages 6 placement v; "
                            "microbatches 5; schedule zb_v(); }"}),
     [](const ::testing::TestParamInfo<StdlibCase> &I) {

@@ -74,6 +74,7 @@ inline std::unique_ptr<Tables> layOut(ir::Schedule S) {
   D.rankTables = T->Ranks.data();
   D.predictedPeak = T->Peaks.data();
   D.predictedMakespan = -1;
+  D.directions = Sc.Topo.Directions;
   return T;
 }
 

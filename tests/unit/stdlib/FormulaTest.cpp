@@ -257,4 +257,41 @@ TEST(StdlibFormula, DualPipeV) {
   EXPECT_DOUBLE_EQ(G.SpanBubble, 3.5);
 }
 
+TEST(StdlibFormula, DualPipe) {
+  // DeepSeek: bubble (PP/2 - 1)(F&B + B - 3W) with PP = P ranks (each rank
+  // holds one stage of each direction); activation PP + 1 = P + 1 stages.
+  // Exact when I = F and F&B = F + B, as for dualpipe_v (DualPipe on P
+  // ranks has dualpipe_v's figures on P/2 ranks).
+  for (Costs C : {Unit, Costs{2, 2, 1}, Uneven2})
+    for (auto [P, M] : {std::pair{2, 4}, {4, 8}, {4, 12}, {6, 14}, {8, 16},
+                        {8, 22}}) {
+      Figures G = run(dualpipe(), P, M, C, false);
+      EXPECT_RUN(G);
+      if (C.I != C.F)
+        continue; // not exact; pinned below
+      double B = C.I + C.W, FB = C.F + B;
+      EXPECT_DOUBLE_EQ(G.Bubble, (P / 2 - 1) * (FB + B - 3 * C.W))
+          << P << " " << M;
+      EXPECT_DOUBLE_EQ(G.SpanBubble, (P / 2 - 1) * (FB + B - 3 * C.W));
+      for (int64_t Pk : G.Peaks)
+        EXPECT_EQ(Pk, P + 1) << P << " " << M;
+    }
+  // Unequal costs (F < I): the memory figure still holds and the bubble is
+  // pinned (dualpipe_v's value at P/2 ranks).
+  for (auto [P, M] : {std::pair{4, 8}, {8, 16}}) {
+    Figures G = run(dualpipe(), P, M, Uneven2, false);
+    Figures V = run(dualpipeV(), P / 2, M / 2, Uneven2, false);
+    EXPECT_RUN(G);
+    EXPECT_RUN(V);
+    EXPECT_DOUBLE_EQ(G.SpanBubble, V.SpanBubble) << P << " " << M;
+    for (int64_t Pk : G.Peaks)
+      EXPECT_EQ(Pk, P + 1) << P << " " << M;
+  }
+  // F&B cheaper than F + B: formula gives 1.5 at P = 4, the order achieves
+  // less (the ramps run fewer pairs than the formula assumes).
+  Figures G = run(dualpipe(), 4, 8, Costs{1, 1, 1, 2.5}, false);
+  EXPECT_RUN(G);
+  EXPECT_LE(G.SpanBubble, 1.5);
+}
+
 } // namespace

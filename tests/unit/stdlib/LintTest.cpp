@@ -71,6 +71,16 @@ TEST(StdlibLint, VMin) {
 TEST(StdlibLint, DualPipeV) {
   lintRange(dualpipeV(), 2, 16, [](int P) { return 2 * P; }, Up4P);
 }
+TEST(StdlibLint, DualPipe) {
+  // P even, M even in 2P..4P.
+  for (int P = 2; P <= 16; P += 2)
+    for (int M = 2 * P; M <= 4 * P; M += 2) {
+      Figures G = run(dualpipe(), P, M);
+      ASSERT_TRUE(G.Ok) << "dualpipe P=" << P << " M=" << M << ":\n" << G.Errors;
+      EXPECT_DOUBLE_EQ(G.CommsMakespan, G.Makespan) << P << " " << M;
+      EXPECT_EQ(G.Warnings, 0u) << P << " " << M << ":\n" << G.WarningText;
+    }
+}
 
 /// A bad size is the schedule's own assert, reported as a located error.
 void expectAssert(const Spec &Sp, int P, int M, const std::string &Needle) {
@@ -88,6 +98,9 @@ TEST(StdlibLint, BadSizesSayWhy) {
   expectAssert({"interleaved_1f1b", "2 * P", "v", ""}, 4, 8, "loop placement");
   expectAssert(interleaved(2, "g: 2"), 4, 8, "group size");
   expectAssert(dualpipeV(), 4, 7, "at least 2 * ranks microbatches");
+  expectAssert(dualpipe(), 4, 6, "at least 2 * ranks");
+  expectAssert(dualpipe(), 3, 6, "even number of ranks");
+  expectAssert({"dualpipe", "2 * P", "v", "", 1}, 4, 8, "directions 2");
   expectAssert({"zb_h2", "P", "loop", "mem: 0"}, 4, 8, "mem >= 1");
 }
 

@@ -41,6 +41,8 @@ struct Spec {
   std::string Stages = "P";
   std::string Placement = "loop";
   std::string Args;
+  /// Written as `directions N;` when not 1.
+  int Directions = 1;
 };
 
 struct Figures {
@@ -67,9 +69,11 @@ inline std::string pipelineText(const Spec &Sp, const Costs &C) {
                                  C.W, C.I + C.W);
   if (C.Overlap >= 0)
     Cost += fmt::format(" overlap = {};", C.Overlap);
+  std::string Dirs =
+      Sp.Directions != 1 ? fmt::format("  directions {};\n", Sp.Directions) : "";
   return fmt::format("pipeline t {{\n  ranks 4;\n  stages {} placement {};\n"
-                     "  microbatches 8;\n  cost {{ {} }}\n  schedule {}({});\n}}\n",
-                     Sp.Stages, Sp.Placement, Cost, Sp.Name, Sp.Args);
+                     "{}  microbatches 8;\n  cost {{ {} }}\n  schedule {}({});\n}}\n",
+                     Sp.Stages, Sp.Placement, Dirs, Cost, Sp.Name, Sp.Args);
 }
 
 /// Every (m, s) has exactly one F and either one B or one I and one W.
@@ -84,6 +88,9 @@ inline std::string checkComplete(const pps::ir::Schedule &S) {
       if (A.Stage < 0 || A.Stage >= T.Stages || A.Microbatch < 0 ||
           A.Microbatch >= T.Microbatches)
         return "action out of range";
+      if (!T.hasStage(A.Microbatch, A.Stage))
+        return fmt::format("microbatch {} off its route at stage {}",
+                           A.Microbatch, A.Stage);
       if (T.rankOf(A.Stage) != int32_t(R))
         return fmt::format("stage {} on wrong rank {}", A.Stage, R);
       size_t Idx = (size_t(A.Stage) * T.Microbatches + A.Microbatch) * 4 +
@@ -94,6 +101,8 @@ inline std::string checkComplete(const pps::ir::Schedule &S) {
                            A.Stage);
     }
   for (size_t I = 0; I < N; ++I) {
+    if (!T.hasStage(int32_t(I % T.Microbatches), int32_t(I / T.Microbatches)))
+      continue; // not on this microbatch's route
     uint8_t F = Cnt[I * 4 + 0], In = Cnt[I * 4 + 1], W = Cnt[I * 4 + 2],
             B = Cnt[I * 4 + 3];
     bool Split = In == 1 && W == 1 && B == 0;
@@ -212,5 +221,6 @@ inline Spec zbV() { return {"zb_v", "2 * P", "v", ""}; }
 inline Spec vHalf() { return {"v_half", "2 * P", "v", ""}; }
 inline Spec vMin() { return {"v_min", "2 * P", "v", ""}; }
 inline Spec dualpipeV() { return {"dualpipe_v", "2 * P", "v", ""}; }
+inline Spec dualpipe() { return {"dualpipe", "2 * P", "v", "", 2}; }
 
 } // namespace stdlibtest

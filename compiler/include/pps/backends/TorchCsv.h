@@ -86,7 +86,9 @@ struct TorchExportOptions {
   bool WithComms = false;
 };
 
-/// Writes S as PyTorch's schedule CSV.
+/// Writes S as PyTorch's schedule CSV. Requires S.Topo.Directions == 1:
+/// PyTorch sends every microbatch through every stage (`ppsc emit
+/// --target=torch` reports an error for a bidirectional schedule).
 void emitTorchCsv(const ir::Schedule &S, llvm::raw_ostream &OS,
                   const TorchExportOptions &Opts = {});
 

@@ -55,6 +55,7 @@ enum class Builtin : uint8_t {
   S,
   M,
   V,
+  D, // directions
   // functions
   RankOf,
   StageOf,
@@ -311,6 +312,7 @@ enum class PipelineItemKind : uint8_t {
   Ranks,
   Stages,
   Microbatches,
+  Directions,
   Cost,
   Comm,
   Memory,

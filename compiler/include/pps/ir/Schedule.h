@@ -14,6 +14,9 @@
 //      SEND_B(m, s) -> peer   sends the input-gradient of B/I(m, s) to rank_of(s-1)
 //      RECV_B(m, s) <- peer   receives the gradient B/I(m, s) needs from rank_of(s+1)
 //    so SEND_F(m, s) matches RECV_F(m, s+1), SEND_B(m, s) matches RECV_B(m, s-1).
+//  * Routes: microbatch m traverses stages Topo.firstStage(m) ..
+//    Topo.lastStage(m) (all stages unless Topo.Directions == 2); "first" and
+//    "last" stage always mean the microbatch's own.
 //  * Control UNSHARD/RESHARD/REDUCE_GRAD(s): Microbatch = -1.
 //  * IDLE is an explicit bubble (a no-op for execution); its length in time
 //    units is idleTime().
@@ -135,7 +138,23 @@ struct Topology {
   int32_t Stages = 0;
   int32_t Microbatches = 0;
   Placement Place = Placement::Loop;
+  /// Routes through the stages. 1: every microbatch traverses 0..S-1.
+  /// 2 (S and M even): microbatches [0, M/2) traverse [0, S/2) and
+  /// microbatches [M/2, M) traverse [S/2, S) (bidirectional DualPipe).
+  int32_t Directions = 1;
   llvm::SmallVector<int32_t, 16> StageToRank;
+
+  /// The first and last stage microbatch Mb traverses.
+  int32_t firstStage(int32_t Mb) const {
+    return Directions == 2 && Mb >= Microbatches / 2 ? Stages / 2 : 0;
+  }
+  int32_t lastStage(int32_t Mb) const {
+    return Directions == 2 && Mb < Microbatches / 2 ? Stages / 2 - 1 : Stages - 1;
+  }
+  /// True if microbatch Mb traverses stage St.
+  bool hasStage(int32_t Mb, int32_t St) const {
+    return St >= firstStage(Mb) && St <= lastStage(Mb);
+  }
 
   int32_t rankOf(int32_t Stage) const { return StageToRank[Stage]; }
   /// Stages per rank (V in the language); 1 if stages do not divide evenly.
