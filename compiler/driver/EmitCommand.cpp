@@ -40,13 +40,15 @@ bool emitJsonTarget(Session &, const ir::Schedule &S, llvm::raw_ostream &OS) {
   backends::emitJson(S, OS);
   return true;
 }
-bool emitTorchTarget(Session &Sn, const ir::Schedule &S, llvm::raw_ostream &OS) {
+bool emitTorchTarget(Session &Sn, const ir::Schedule &S,
+                     llvm::raw_ostream &OS) {
   // PyTorch's schedules send every microbatch through stages 0..S-1.
   if (S.Topo.Directions != 1) {
-    Sn.Diags.report(DiagKind::InvalidValue, S.DeclLoc,
-                    fmt::format("the torch target cannot express `directions {}`: "
-                                "PyTorch sends every microbatch through every stage",
-                                S.Topo.Directions));
+    Sn.Diags.report(
+        DiagKind::InvalidValue, S.DeclLoc,
+        fmt::format("the torch target cannot express `directions {}`: "
+                    "PyTorch sends every microbatch through every stage",
+                    S.Topo.Directions));
     return false;
   }
   backends::emitTorchCsv(S, OS, {WithComms});

@@ -105,10 +105,11 @@ void Verifier::reportRange(int32_t R, size_t I) {
           ? fmt::format("stage {} is out of range: the pipeline has {} stages",
                         A.Stage, T.Stages)
       : A.Microbatch >= 0 && A.Microbatch < T.Microbatches
-          ? fmt::format("microbatch {} does not traverse stage {}: its route is "
-                        "stages {}..{}",
-                        A.Microbatch, A.Stage, T.firstStage(A.Microbatch),
-                        T.lastStage(A.Microbatch))
+          ? fmt::format(
+                "microbatch {} does not traverse stage {}: its route is "
+                "stages {}..{}",
+                A.Microbatch, A.Stage, T.firstStage(A.Microbatch),
+                T.lastStage(A.Microbatch))
           : fmt::format("microbatch {} is out of range: the pipeline has {} "
                         "microbatches",
                         A.Microbatch, T.Microbatches);

@@ -115,7 +115,7 @@ inline int32_t firstStage(const ScheduleDesc &S, int32_t Mb) {
 }
 inline int32_t lastStage(const ScheduleDesc &S, int32_t Mb) {
   return S.directions == 2 && Mb < S.microbatches / 2 ? S.stages / 2 - 1
-                                                     : S.stages - 1;
+                                                      : S.stages - 1;
 }
 
 /// Cost of one compute action in time units.

@@ -263,8 +263,8 @@ TEST(StdlibFormula, DualPipe) {
   // Exact when I = F and F&B = F + B, as for dualpipe_v (DualPipe on P
   // ranks has dualpipe_v's figures on P/2 ranks).
   for (Costs C : {Unit, Costs{2, 2, 1}, Uneven2})
-    for (auto [P, M] : {std::pair{2, 4}, {4, 8}, {4, 12}, {6, 14}, {8, 16},
-                        {8, 22}}) {
+    for (auto [P, M] :
+         {std::pair{2, 4}, {4, 8}, {4, 12}, {6, 14}, {8, 16}, {8, 22}}) {
       Figures G = run(dualpipe(), P, M, C, false);
       EXPECT_RUN(G);
       if (C.I != C.F)

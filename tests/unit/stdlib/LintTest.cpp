@@ -76,7 +76,8 @@ TEST(StdlibLint, DualPipe) {
   for (int P = 2; P <= 16; P += 2)
     for (int M = 2 * P; M <= 4 * P; M += 2) {
       Figures G = run(dualpipe(), P, M);
-      ASSERT_TRUE(G.Ok) << "dualpipe P=" << P << " M=" << M << ":\n" << G.Errors;
+      ASSERT_TRUE(G.Ok) << "dualpipe P=" << P << " M=" << M << ":\n"
+                        << G.Errors;
       EXPECT_DOUBLE_EQ(G.CommsMakespan, G.Makespan) << P << " " << M;
       EXPECT_EQ(G.Warnings, 0u) << P << " " << M << ":\n" << G.WarningText;
     }

@@ -69,11 +69,13 @@ inline std::string pipelineText(const Spec &Sp, const Costs &C) {
                                  C.W, C.I + C.W);
   if (C.Overlap >= 0)
     Cost += fmt::format(" overlap = {};", C.Overlap);
-  std::string Dirs =
-      Sp.Directions != 1 ? fmt::format("  directions {};\n", Sp.Directions) : "";
-  return fmt::format("pipeline t {{\n  ranks 4;\n  stages {} placement {};\n"
-                     "{}  microbatches 8;\n  cost {{ {} }}\n  schedule {}({});\n}}\n",
-                     Sp.Stages, Sp.Placement, Dirs, Cost, Sp.Name, Sp.Args);
+  std::string Dirs = Sp.Directions != 1
+                         ? fmt::format("  directions {};\n", Sp.Directions)
+                         : "";
+  return fmt::format(
+      "pipeline t {{\n  ranks 4;\n  stages {} placement {};\n"
+      "{}  microbatches 8;\n  cost {{ {} }}\n  schedule {}({});\n}}\n",
+      Sp.Stages, Sp.Placement, Dirs, Cost, Sp.Name, Sp.Args);
 }
 
 /// Every (m, s) has exactly one F and either one B or one I and one W.

@@ -149,7 +149,8 @@ struct Topology {
     return Directions == 2 && Mb >= Microbatches / 2 ? Stages / 2 : 0;
   }
   int32_t lastStage(int32_t Mb) const {
-    return Directions == 2 && Mb < Microbatches / 2 ? Stages / 2 - 1 : Stages - 1;
+    return Directions == 2 && Mb < Microbatches / 2 ? Stages / 2 - 1
+                                                    : Stages - 1;
   }
   /// True if microbatch Mb traverses stage St.
   bool hasStage(int32_t Mb, int32_t St) const {
