@@ -36,6 +36,8 @@ const Case Cases[] = {
     {"v_half", "2 * P", "v"},
     {"v_min", "2 * P", "v"},
     {"dualpipe_v", "2 * P", "v"},
+    // The placement text carries the extra item dualpipe needs.
+    {"dualpipe", "2 * P", "v; directions 2"},
 };
 
 void BM_StdlibGen(benchmark::State &State, const Case &C, int64_t P,
