@@ -51,6 +51,12 @@ private:
     return *std::max_element(StageBubble.begin(), StageBubble.end());
   }
   bool put(int J, int K);
+  /// Puts W on stage J until a job of kind K fits in memory; false where
+  /// none is left ("Cannot fit memory").
+  bool makeRoom(int J, int K);
+  /// Puts W on stage J while they end before its next input arrives at
+  /// Arrive, then one more into the rest of the wait per the flags.
+  bool fillWait(int J, double Arrive, const ZbFlags &Fl);
 
   const Problem &P;
   int N, M;
@@ -77,6 +83,29 @@ bool ZbOrder::put(int J, int K) {
   Mem[J] += mem(K);
   (K == 0 ? F[J] : K == 1 ? B[J] : W[J]) += 1;
   Out->Ranks[P.rankOf(J)].push_back({JobKind(K), I, J});
+  return true;
+}
+
+bool ZbOrder::makeRoom(int J, int K) {
+  while (Mem[J] + mem(K) > P.MemoryLimit) {
+    if (W[J] >= B[J])
+      return false;
+    if (!put(J, 2))
+      return false;
+  }
+  return true;
+}
+
+bool ZbOrder::fillWait(int J, double Arrive, const ZbFlags &Fl) {
+  while (W[J] < B[J] && E[J] + cost(2, J) <= Arrive)
+    if (!put(J, 2))
+      return false;
+  if (W[J] < B[J] && E[J] < Arrive) {
+    bool Put = Arrive - E[J] <= maxBubble() - StageBubble[J] ? Fl.NoBubbleGreedy
+                                                             : true;
+    if (Put && !put(J, 2))
+      return false;
+  }
   return true;
 }
 
@@ -167,50 +196,20 @@ bool ZbOrder::run(const ZbFlags &Fl, Order &O) {
     for (int J = 0; J < N; ++J) {
       if (FReq[J] == 0)
         continue;
-      while (Mem[J] + mem(0) > MaxMem) {
-        if (W[J] >= B[J])
-          return false; // "Cannot fit memory"
-        if (!put(J, 2))
-          return false;
-      }
-      if (J > 0) {
-        double Arrive = t(0, J - 1, F[J]) + Comm;
-        while (W[J] < B[J] && E[J] + cost(2, J) <= Arrive)
-          if (!put(J, 2))
-            return false;
-        if (W[J] < B[J] && E[J] < Arrive) {
-          bool Put = Arrive - E[J] <= maxBubble() - StageBubble[J]
-                         ? Fl.NoBubbleGreedy
-                         : true;
-          if (Put && !put(J, 2))
-            return false;
-        }
-      }
+      if (!makeRoom(J, 0))
+        return false;
+      if (J > 0 && !fillWait(J, t(0, J - 1, F[J]) + Comm, Fl))
+        return false;
       if (!put(J, 0))
         return false;
     }
     for (int J = N - 1; J >= 0; --J) {
       if (B[J] != I)
         return false; // the original asserts here
-      while (Mem[J] + mem(1) > MaxMem) {
-        if (W[J] >= B[J])
-          return false;
-        if (!put(J, 2))
-          return false;
-      }
-      if (J + 1 < N) {
-        double Arrive = t(1, J + 1, I) + Comm;
-        while (W[J] < B[J] && E[J] + cost(2, J) <= Arrive)
-          if (!put(J, 2))
-            return false;
-        if (W[J] < B[J] && E[J] < Arrive) {
-          bool Put = Arrive - E[J] <= maxBubble() - StageBubble[J]
-                         ? Fl.NoBubbleGreedy
-                         : true;
-          if (Put && !put(J, 2))
-            return false;
-        }
-      }
+      if (!makeRoom(J, 1))
+        return false;
+      if (J + 1 < N && !fillWait(J, t(1, J + 1, I) + Comm, Fl))
+        return false;
       if (J == 0 && F[J] == M)
         while (W[J] < B[J])
           if (!put(J, 2))
