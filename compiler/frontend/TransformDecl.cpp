@@ -55,23 +55,26 @@ ast::ImportDecl Transformer::transformImportDecl(P::ImportDeclContext &Ctx) {
 
 std::unique_ptr<ast::FnDecl>
 Transformer::transformScheduleDecl(P::ScheduleDeclContext &Ctx) {
-  auto F = std::make_unique<ast::FnDecl>();
-  F->IsSchedule = true;
-  F->Name = transformIdent(*Ctx.ident());
-  F->Loc = loc(*Ctx.ident());
-  F->Params = transformParamList(Ctx.paramList());
-  F->Body = transformBlock(*Ctx.block());
-  return F;
+  return transformFnLike(/*IsSchedule=*/true, *Ctx.ident(), Ctx.paramList(),
+                         *Ctx.block());
 }
 
 std::unique_ptr<ast::FnDecl>
 Transformer::transformFnDecl(P::FnDeclContext &Ctx) {
+  return transformFnLike(/*IsSchedule=*/false, *Ctx.ident(), Ctx.paramList(),
+                         *Ctx.block());
+}
+
+std::unique_ptr<ast::FnDecl>
+Transformer::transformFnLike(bool IsSchedule, P::IdentContext &Name,
+                             P::ParamListContext *Params,
+                             P::BlockContext &Body) {
   auto F = std::make_unique<ast::FnDecl>();
-  F->IsSchedule = false;
-  F->Name = transformIdent(*Ctx.ident());
-  F->Loc = loc(*Ctx.ident());
-  F->Params = transformParamList(Ctx.paramList());
-  F->Body = transformBlock(*Ctx.block());
+  F->IsSchedule = IsSchedule;
+  F->Name = transformIdent(Name);
+  F->Loc = loc(Name);
+  F->Params = transformParamList(Params);
+  F->Body = transformBlock(Body);
   return F;
 }
 

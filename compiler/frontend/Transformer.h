@@ -39,6 +39,11 @@ private:
   std::unique_ptr<ast::FnDecl>
   transformScheduleDecl(P::ScheduleDeclContext &Ctx);
   std::unique_ptr<ast::FnDecl> transformFnDecl(P::FnDeclContext &Ctx);
+  /// `schedule` and `fn` declarations share one shape: name, params, body.
+  std::unique_ptr<ast::FnDecl> transformFnLike(bool IsSchedule,
+                                               P::IdentContext &Name,
+                                               P::ParamListContext *Params,
+                                               P::BlockContext &Body);
   std::vector<ast::Param> transformParamList(P::ParamListContext *Ctx);
   ast::Param transformParam(P::ParamContext &Ctx);
   std::unique_ptr<ast::PipelineDecl>
