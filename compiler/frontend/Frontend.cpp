@@ -45,11 +45,7 @@ public:
       : SM(SM), Diags(Diags), Opts(Opts),
         S(Diags,
           [this](llvm::StringRef Name) { return implicitImport(Name); }) {
-    std::error_code EC;
-    for (llvm::sys::fs::directory_iterator It(stdlibDir(), EC), End;
-         It != End && !EC; It.increment(EC))
-      if (llvm::sys::path::extension(It->path()) == ".pps")
-        S.StdlibNames.push_back(llvm::sys::path::stem(It->path()).str());
+    S.StdlibNames = [this] { return stdlibNames(); };
   }
 
   std::optional<ir::Schedule> compile(FileId Main);
@@ -59,6 +55,7 @@ private:
   ast::Module *loadPath(const std::string &Path, LocId From);
   void resolveImports(ast::Module &M);
   ast::Module *implicitImport(llvm::StringRef Name);
+  llvm::ArrayRef<std::string> stdlibNames();
   std::string stdlibDir() const {
     return Opts.StdlibDir.empty() ? defaultStdlibDir() : Opts.StdlibDir;
   }
@@ -70,6 +67,8 @@ private:
   std::vector<std::unique_ptr<ast::Module>> Modules;
   llvm::StringMap<ast::Module *> ByPath;
   std::vector<std::pair<std::string, LocId>> InProgress; // the import chain
+  /// Listed on first use: only an unknown schedule name needs it.
+  std::optional<std::vector<std::string>> StdlibNameList;
 };
 
 std::string canonical(llvm::StringRef Path) {
@@ -193,6 +192,18 @@ ast::Module *Loader::implicitImport(llvm::StringRef Name) {
   for (auto &Mod : Modules)
     S.checkModule(*Mod);
   return M;
+}
+
+llvm::ArrayRef<std::string> Loader::stdlibNames() {
+  if (StdlibNameList)
+    return *StdlibNameList;
+  StdlibNameList.emplace();
+  std::error_code EC;
+  for (llvm::sys::fs::directory_iterator It(stdlibDir(), EC), End;
+       It != End && !EC; It.increment(EC))
+    if (llvm::sys::path::extension(It->path()) == ".pps")
+      StdlibNameList->push_back(llvm::sys::path::stem(It->path()).str());
+  return *StdlibNameList;
 }
 
 std::optional<ir::Schedule> Loader::compile(FileId Main) {

@@ -458,8 +458,10 @@ void Sema::checkCall(CallExpr &C, bool AsStatement, bool PipelineSchedule) {
     if (!PipelineSchedule)
       Cands.insert(Cands.end(), std::begin(BuiltinFnNames),
                    std::end(BuiltinFnNames));
-    else
-      Cands.insert(Cands.end(), StdlibNames.begin(), StdlibNames.end());
+    else if (StdlibNames) {
+      llvm::ArrayRef<std::string> Names = StdlibNames();
+      Cands.insert(Cands.end(), Names.begin(), Names.end());
+    }
     std::sort(Cands.begin(), Cands.end());
     suggest(D, C.Callee, Cands);
     return;

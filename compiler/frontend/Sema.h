@@ -14,6 +14,7 @@
 #include "pps/frontend/AST.h"
 #include "pps/support/Diagnostics.h"
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringMap.h"
 
 #include <functional>
@@ -32,8 +33,9 @@ public:
   /// Checks every fn, schedule and pipeline of M.
   void checkModule(ast::Module &M);
 
-  /// Names of the stdlib's schedules, offered as "did you mean" candidates.
-  std::vector<std::string> StdlibNames;
+  /// Names of the stdlib's schedules, offered as "did you mean" candidates;
+  /// asked only when a schedule name is unknown.
+  std::function<llvm::ArrayRef<std::string>()> StdlibNames;
 
   /// The fn or schedule of this name visible from M, or null.
   ast::FnDecl *lookupFn(ast::Module &M, llvm::StringRef Name);
