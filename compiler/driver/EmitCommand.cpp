@@ -54,14 +54,24 @@ bool emitTorchTarget(Session &Sn, const ir::Schedule &S,
   backends::emitTorchCsv(S, OS, {WithComms});
   return true;
 }
+bool emitCppTarget(Session &, const ir::Schedule &S, llvm::raw_ostream &OS) {
+  backends::emitCpp(S, {opts::Input, true}, OS);
+  return true;
+}
+bool emitTraceTarget(Session &Sn, const ir::Schedule &S,
+                     llvm::raw_ostream &OS) {
+  sim::SimResult R = sim::simulate(S, {}, &Sn.Diags);
+  backends::writeChromeTrace(S, R, OS);
+  return !R.Deadlocked;
+}
 
 // One line per target.
 const TargetInfo Targets[] = {
     {"pps", PipelineGoal::Lower, emitPpsTarget},
     {"json", PipelineGoal::Lower, emitJsonTarget},
     {"torch", PipelineGoal::Lower, emitTorchTarget},
-    {"cpp", PipelineGoal::Check, [](Session &, const ir::Schedule &S, llvm::raw_ostream &OS) { backends::emitCpp(S, {opts::Input, true}, OS); return true; }},
-    {"trace", PipelineGoal::Check, [](Session &Sn, const ir::Schedule &S, llvm::raw_ostream &OS) { sim::SimResult R = sim::simulate(S, {}, &Sn.Diags); backends::writeChromeTrace(S, R, OS); return !R.Deadlocked; }},
+    {"cpp", PipelineGoal::Check, emitCppTarget},
+    {"trace", PipelineGoal::Check, emitTraceTarget},
 };
 } // namespace
 
