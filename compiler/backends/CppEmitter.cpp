@@ -8,7 +8,6 @@
 //===----------------------------------------------------------------------===//
 #include "pps/backends/CppEmitter.h"
 
-#include "pps/backends/PpsPrinter.h"
 #include "pps/sim/Simulator.h"
 
 #include <fmt/format.h>
@@ -56,11 +55,8 @@ static std::string cppDouble(double V) {
 }
 
 /// The short text of one action for the table comments.
-static std::string actionText(const Action &A) {
-  std::string S;
-  llvm::raw_string_ostream OS(S);
-  printAction(A, OS);
-  OS.flush();
+static std::string commentText(const Action &A) {
+  std::string S = ir::actionText(A);
   if (A.overlapsNext())
     S = "overlap(" + S + ",";
   return cppCommentText(S);
@@ -102,7 +98,7 @@ static void emitTable(const ir::Schedule &S, int32_t Rank,
       int32_t Mb = A.Kind == ActionKind::Idle ? 0 : A.Microbatch;
       int32_t St = A.Kind == ActionKind::Idle ? 0 : A.Stage;
       Line += fmt::format("{},{},{}, ", word0(A), Mb, St);
-      std::string Text = actionText(A);
+      std::string Text = commentText(A);
       // The second half of an overlap pair closes the parenthesis.
       if (J > 0 && Acts[J - 1].overlapsNext())
         Text += ")";

@@ -63,20 +63,16 @@ private:
   void printCost();
   void printComm();
   void printRank(int32_t R);
-  std::string computeText(const ir::Action &A, int32_t Rank) const;
   std::string actionText(const ir::Action &A, int32_t Rank) const;
-  std::string stageSuffix(int32_t Stage, int32_t Rank) const {
-    if (Rank >= 0 && Rank < int32_t(OnlyStage.size()) &&
-        OnlyStage[Rank] == Stage)
-      return "";
-    return fmt::format("@{}", Stage);
+  /// True if Stage is Rank's only stage, so the text form may omit "@stage".
+  bool isOnlyStage(int32_t Stage, int32_t Rank) const {
+    return Rank >= 0 && Rank < int32_t(OnlyStage.size()) &&
+           OnlyStage[Rank] == Stage;
   }
 
   const ir::Schedule &S;
   llvm::raw_ostream &OS;
   llvm::SmallVector<int32_t, 16> OnlyStage;
-  friend void pps::backends::printAction(const ir::Action &,
-                                         llvm::raw_ostream &);
 };
 
 void Printer::print() {
@@ -171,42 +167,8 @@ void Printer::printComm() {
     OS << "  comm {" << Body << " }\n";
 }
 
-std::string Printer::computeText(const ir::Action &A, int32_t Rank) const {
-  return fmt::format("{}{}{}", ir::actionKindName(A.Kind).str(), A.Microbatch,
-                     stageSuffix(A.Stage, Rank));
-}
-
 std::string Printer::actionText(const ir::Action &A, int32_t Rank) const {
-  using K = ir::ActionKind;
-  switch (A.Kind) {
-  case K::F:
-  case K::I:
-  case K::W:
-  case K::B:
-    return computeText(A, Rank);
-  case K::SendF:
-  case K::SendB:
-  case K::RecvF:
-  case K::RecvB: {
-    bool Send = ir::isSend(A.Kind);
-    std::string Text = fmt::format("{} {}{}{}", Send ? "send" : "recv",
-                                   ir::isForwardComm(A.Kind) ? "F" : "B",
-                                   A.Microbatch, stageSuffix(A.Stage, Rank));
-    // A peer not yet known (-1) is left for the topology to fill in.
-    if (A.Peer >= 0)
-      Text += fmt::format(" {} {}", Send ? "->" : "<-", A.Peer);
-    return Text;
-  }
-  case K::Unshard:
-  case K::Reshard:
-  case K::ReduceGrad:
-    return fmt::format("{} {}", ir::actionKindName(A.Kind).str(), A.Stage);
-  case K::Idle:
-    if (A.idleTime() == 1.0f)
-      return "idle";
-    return fmt::format("idle({})", A.idleTime());
-  }
-  return "?";
+  return ir::actionText(A, /*WithStage=*/!isOnlyStage(A.Stage, Rank));
 }
 
 void Printer::printRank(int32_t R) {
@@ -241,9 +203,7 @@ void printPps(const ir::Schedule &S, llvm::raw_ostream &OS) {
 }
 
 void printAction(const ir::Action &A, llvm::raw_ostream &OS) {
-  ir::Schedule Empty;
-  Printer P(Empty, OS);
-  OS << P.actionText(A, -1);
+  OS << ir::actionText(A);
 }
 
 } // namespace pps::backends

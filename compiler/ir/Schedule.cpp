@@ -23,6 +23,40 @@ llvm::StringRef actionKindName(ActionKind K) {
   return "?";
 }
 
+std::string actionText(const Action &A, bool WithStage) {
+  std::string Stage = WithStage ? fmt::format("@{}", A.Stage) : std::string();
+  switch (A.Kind) {
+  case ActionKind::F:
+  case ActionKind::I:
+  case ActionKind::W:
+  case ActionKind::B:
+    return fmt::format("{}{}{}", actionKindName(A.Kind).str(), A.Microbatch,
+                       Stage);
+  case ActionKind::SendF:
+  case ActionKind::SendB:
+  case ActionKind::RecvF:
+  case ActionKind::RecvB: {
+    bool Send = isSend(A.Kind);
+    std::string Text =
+        fmt::format("{} {}{}{}", Send ? "send" : "recv",
+                    isForwardComm(A.Kind) ? "F" : "B", A.Microbatch, Stage);
+    // A peer not yet known (-1) is left for the topology to fill in.
+    if (A.Peer >= 0)
+      Text += fmt::format(" {} {}", Send ? "->" : "<-", A.Peer);
+    return Text;
+  }
+  case ActionKind::Unshard:
+  case ActionKind::Reshard:
+  case ActionKind::ReduceGrad:
+    return fmt::format("{} {}", actionKindName(A.Kind).str(), A.Stage);
+  case ActionKind::Idle:
+    if (A.idleTime() == 1.0f)
+      return "idle";
+    return fmt::format("idle({})", A.idleTime());
+  }
+  return "?";
+}
+
 llvm::StringRef actionKindTorchName(ActionKind K) {
   switch (K) {
   case ActionKind::F: return "F";

@@ -10,45 +10,12 @@ namespace pps::passes::detail {
 
 using namespace ir;
 
-static char computeLetter(ActionKind K) {
-  switch (K) {
-  case ActionKind::F: return 'F';
-  case ActionKind::I: return 'I';
-  case ActionKind::W: return 'W';
-  default: return 'B';
-  }
-}
-
-std::string spell(const Action &A) {
-  switch (A.Kind) {
-  case ActionKind::F:
-  case ActionKind::I:
-  case ActionKind::W:
-  case ActionKind::B:
-    return fmt::format("{}{}@{}", computeLetter(A.Kind), A.Microbatch, A.Stage);
-  case ActionKind::SendF:
-  case ActionKind::SendB:
-    return fmt::format("send {}{}@{} -> {}", A.Kind == ActionKind::SendF ? 'F' : 'B',
-                       A.Microbatch, A.Stage, A.Peer);
-  case ActionKind::RecvF:
-  case ActionKind::RecvB:
-    return fmt::format("recv {}{}@{} <- {}", A.Kind == ActionKind::RecvF ? 'F' : 'B',
-                       A.Microbatch, A.Stage, A.Peer);
-  case ActionKind::Unshard: return fmt::format("unshard {}", A.Stage);
-  case ActionKind::Reshard: return fmt::format("reshard {}", A.Stage);
-  case ActionKind::ReduceGrad: return fmt::format("reduce_grad {}", A.Stage);
-  case ActionKind::Idle:
-    return A.idleTime() == 1.0f ? std::string("idle")
-                                : fmt::format("idle({})", A.idleTime());
-  }
-  return "?";
-}
-
 std::string describe(const Schedule &S, int32_t Rank, size_t Index) {
   const Action &A = S.Ranks[Rank].Actions[Index];
   if (A.Loc != NoLoc)
-    return fmt::format("`{}`", spell(A));
-  return fmt::format("`{}` (rank {} action #{})", spell(A), Rank, Index);
+    return fmt::format("`{}`", actionText(A));
+  return fmt::format("`{}` (rank {} action #{})", actionText(A), Rank,
+                     Index);
 }
 
 int32_t partnerStage(const Action &A) {

@@ -26,9 +26,6 @@ namespace pps::passes::detail {
 
 constexpr uint32_t None = ~uint32_t(0);
 
-/// The text form of one action, e.g. "F3@5", "send F3@5 -> 2".
-std::string spell(const ir::Action &A);
-
 /// Where to point a diagnostic about an action: its own location, or the
 /// pipeline declaration for actions built without text.
 inline LocId locOf(const ir::Schedule &S, const ir::Action &A) {

@@ -55,7 +55,7 @@ private:
   uint32_t gid(int32_t R, size_t I) const { return Base[R] + uint32_t(I); }
   size_t local(int32_t R, uint32_t G) const { return G - Base[R]; }
   std::string name(ActionKind K, int32_t Mb, int32_t Stage, int32_t Peer = -1) const {
-    return fmt::format("`{}`", spell(Peer < 0 ? Action::compute(K, Mb, Stage)
+    return fmt::format("`{}`", ir::actionText(Peer < 0 ? Action::compute(K, Mb, Stage)
                                               : Action::comm(K, Mb, Stage, Peer)));
   }
   LocId loc(int32_t R, size_t I) const { return locOf(S, S.Ranks[R].Actions[I]); }

@@ -287,7 +287,6 @@ private:
   void figures();
   void criticalPath();
   void reportDeadlock();
-  std::string describe(const Action &A) const;
   LocId locOf(const Action &A) const { return A.Loc ? A.Loc : S.DeclLoc; }
 
   const ir::Schedule &S;
@@ -504,7 +503,7 @@ SimResult Sim::run() {
         const Action &A = S.Ranks[refRank(Sl.Ref)].Actions[refIdx(Sl.Ref)];
         Diags->report(DiagKind::UnmatchedSend, locOf(A),
                       fmt::format("'{}' on rank {} is never received",
-                                  describe(A), refRank(Sl.Ref)));
+                                  ir::actionText(A), refRank(Sl.Ref)));
       }
   if (Res.Deadlocked)
     reportDeadlock();
@@ -918,8 +917,8 @@ void Sim::matched(const Slot &SendSlot, const Slot &RecvSlot) {
           ->report(DiagKind::FifoMismatch, locOf(RAct),
                    fmt::format("'{}' on rank {} is matched in FIFO order with "
                                "'{}' from rank {}",
-                               describe(RAct), refRank(RecvRef),
-                               describe(SAct), refRank(SendRef)))
+                               ir::actionText(RAct), refRank(RecvRef),
+                               ir::actionText(SAct), refRank(SendRef)))
           .note(locOf(SAct), "the send is here");
   }
   if (Model == ir::CommModel::Eager) {
@@ -1082,29 +1081,6 @@ void Sim::criticalPath() {
   std::reverse(Res.CriticalPath.begin(), Res.CriticalPath.end());
 }
 
-std::string Sim::describe(const Action &A) const {
-  std::string Base = fmt::format("{}{}@{}", ir::actionKindName(A.Kind),
-                                 A.Microbatch, A.Stage);
-  switch (A.Kind) {
-  case ActionKind::SendF:
-    return fmt::format("send F{}@{} -> {}", A.Microbatch, A.Stage, A.Peer);
-  case ActionKind::SendB:
-    return fmt::format("send B{}@{} -> {}", A.Microbatch, A.Stage, A.Peer);
-  case ActionKind::RecvF:
-    return fmt::format("recv F{}@{} <- {}", A.Microbatch, A.Stage, A.Peer);
-  case ActionKind::RecvB:
-    return fmt::format("recv B{}@{} <- {}", A.Microbatch, A.Stage, A.Peer);
-  case ActionKind::Unshard:
-  case ActionKind::Reshard:
-  case ActionKind::ReduceGrad:
-    return fmt::format("{} {}", ir::actionKindName(A.Kind), A.Stage);
-  case ActionKind::Idle:
-    return "idle";
-  default:
-    return Base;
-  }
-}
-
 void Sim::reportDeadlock() {
   if (!Diags)
     return;
@@ -1133,14 +1109,14 @@ void Sim::reportDeadlock() {
     std::string What;
     if (ir::isRecv(A.Kind))
       What = fmt::format("rank {} waits in '{}' for a send that never comes",
-                         R, describe(A));
+                         R, ir::actionText(A));
     else if (ir::isSend(A.Kind))
       What = fmt::format("rank {} waits in '{}' for a receive that is never "
                          "posted",
-                         R, describe(A));
+                         R, ir::actionText(A));
     else
       What = fmt::format("rank {} cannot start '{}': its input never arrives",
-                         R, describe(A));
+                         R, ir::actionText(A));
     if (!D) {
       D = &Diags->report(DiagKind::Deadlock, locOf(A),
                          fmt::format("simulation deadlocks: no rank can "

@@ -126,6 +126,13 @@ struct Action {
 };
 static_assert(sizeof(Action) == 20, "actions must stay compact");
 
+/// The text form of one action, as the lowered .pps spells it: "F3@5",
+/// "send F3@5 -> 2", "recv B3@6 <- 1", "unshard 5", "idle", "idle(2.5)".
+/// WithStage = false drops the "@stage" (a rank's only stage); a peer < 0
+/// (not yet known) is left out. One spelling for the printer, the passes'
+/// and the simulator's messages.
+std::string actionText(const Action &A, bool WithStage = true);
+
 enum class Placement : uint8_t { Loop, V, Explicit };
 enum class CommModel : uint8_t { Rendezvous, Eager, Batched };
 
