@@ -15,7 +15,9 @@ static llvm::cl::SubCommand EmitCmd(
 
 static llvm::cl::opt<std::string>
     Target("target",
-           llvm::cl::desc("Output form: pps (lowered text), json"),
+           llvm::cl::desc("Output form: pps (lowered text), json, torch "
+                          "(PyTorch CSV), cpp (executor), trace (simulated "
+                          "Chrome trace)"),
            llvm::cl::value_desc("target"), llvm::cl::init("pps"),
            llvm::cl::sub(EmitCmd), llvm::cl::cat(opts::Category));
 
