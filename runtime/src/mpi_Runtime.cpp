@@ -207,12 +207,10 @@ static void pause(uint64_t I, std::chrono::steady_clock::time_point &Since) {
   std::this_thread::sleep_for(std::chrono::microseconds(50));
 }
 
-void MpiTransport::waitRaw(MPI_Request &Req) {
+template <class Done> void MpiTransport::waitUntil(Done IsDone) {
   std::chrono::steady_clock::time_point Since;
   for (uint64_t I = 0;; ++I) {
-    int Flag = 0;
-    MPI_Test(&Req, &Flag, MPI_STATUS_IGNORE);
-    if (Flag)
+    if (IsDone())
       return;
     if (I % 64 == 63)
       poll();
@@ -222,17 +220,16 @@ void MpiTransport::waitRaw(MPI_Request &Req) {
   }
 }
 
+void MpiTransport::waitRaw(MPI_Request &Req) {
+  waitUntil([&] {
+    int Flag = 0;
+    MPI_Test(&Req, &Flag, MPI_STATUS_IGNORE);
+    return Flag != 0;
+  });
+}
+
 void MpiTransport::wait(int32_t Self, Request &R) {
-  std::chrono::steady_clock::time_point Since;
-  for (uint64_t I = 0;; ++I) {
-    if (test(Self, R))
-      return;
-    if (I % 64 == 63)
-      poll();
-    if (RS.aborted())
-      throw Aborted();
-    pause(I, Since);
-  }
+  waitUntil([&] { return test(Self, R); });
 }
 
 int runMpi(const ScheduleDesc &S, Kernels &K, const RunOptions &O, int *Argc,

@@ -48,6 +48,9 @@ public:
 private:
   int64_t slot();
   void poll();
+  /// The polling loop of wait() and waitRaw(): returns once IsDone() is true,
+  /// polling for stall notices and throwing Aborted if the run is aborted.
+  template <class Done> void waitUntil(Done IsDone);
   [[noreturn]] void onStall();
 
   RunState &RS;
