@@ -88,6 +88,16 @@ std::string Problem::validate() const {
   return {};
 }
 
+/// The producer of a job (-1 if none) as a dense index.
+static int32_t producerOf(const Problem &P, const Job &J) {
+  if (J.Kind == JobKind::F)
+    return J.Stage > 0 ? P.index(JobKind::F, J.Stage - 1, J.Mb) : -1;
+  if (J.Kind == JobKind::I)
+    return J.Stage == P.Stages - 1 ? P.index(JobKind::F, J.Stage, J.Mb)
+                                   : P.index(JobKind::I, J.Stage + 1, J.Mb);
+  return P.index(JobKind::I, J.Stage, J.Mb);
+}
+
 Evaluation evaluate(const Problem &P, const Order &O, bool KeepStarts) {
   Evaluation E;
   const int32_t N = P.numJobs();
@@ -132,16 +142,7 @@ Evaluation evaluate(const Problem &P, const Order &O, bool KeepStarts) {
       while (Ptr[R] < Jobs.size()) {
         const Job &J = Jobs[Ptr[R]];
         double Ready = Free[R];
-        int32_t Dep = -1;
-        if (J.Kind == JobKind::F) {
-          if (J.Stage > 0)
-            Dep = P.index(JobKind::F, J.Stage - 1, J.Mb);
-        } else if (J.Kind == JobKind::I) {
-          Dep = J.Stage == S - 1 ? P.index(JobKind::F, J.Stage, J.Mb)
-                                 : P.index(JobKind::I, J.Stage + 1, J.Mb);
-        } else {
-          Dep = P.index(JobKind::I, J.Stage, J.Mb);
-        }
+        int32_t Dep = producerOf(P, J);
         if (Dep >= 0) {
           if (End[Dep] < 0)
             break;
@@ -203,16 +204,6 @@ Evaluation evaluate(const Problem &P, const Order &O, bool KeepStarts) {
   if (KeepStarts)
     E.Start = std::move(Start);
   return E;
-}
-
-/// The producer of a job (-1 if none) as a dense index.
-static int32_t producerOf(const Problem &P, const Job &J) {
-  if (J.Kind == JobKind::F)
-    return J.Stage > 0 ? P.index(JobKind::F, J.Stage - 1, J.Mb) : -1;
-  if (J.Kind == JobKind::I)
-    return J.Stage == P.Stages - 1 ? P.index(JobKind::F, J.Stage, J.Mb)
-                                   : P.index(JobKind::I, J.Stage + 1, J.Mb);
-  return P.index(JobKind::I, J.Stage, J.Mb);
 }
 
 unsigned fillGaps(const Problem &P, Order &O) {
