@@ -1,5 +1,4 @@
 //===- SynthPass.cpp - synth: fill in a `schedule synth(memory: N)` request
-//-===//
 #include "pps/synth/SynthPass.h"
 
 #include "pps/synth/Algorithms.h"

@@ -1,5 +1,4 @@
 //===- Executor.cpp - walks one rank's action table -----------------------===//
-//------------------------===//
 #include "ppsrt/Executor.h"
 
 #include <fmt/format.h>

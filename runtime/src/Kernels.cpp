@@ -1,5 +1,4 @@
 //===- Kernels.cpp - the built-in busy-wait workload and the kernel hook --===//
-//---===//
 #include "ppsrt/Kernels.h"
 #include "ppsrt/Executor.h"
 

@@ -1,5 +1,4 @@
 //===- Main.cpp - option parsing, the threads launcher and executorMain ---===//
-//----===//
 #include "ppsrt/Main.h"
 
 #include <fmt/format.h>

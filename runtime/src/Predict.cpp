@@ -1,5 +1,4 @@
 //===- Predict.cpp - makespan of one step as the executor would run it ----===//
-//-----===//
 //
 // A small event simulation of exactly what Executor does with the cost
 // model's times: computes take their cost, receives are posted without

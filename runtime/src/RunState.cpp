@@ -1,5 +1,4 @@
 //===- RunState.cpp - progress, status reports and the watchdog -----------===//
-//------------===//
 #include "ppsrt/RunState.h"
 
 #include <fmt/format.h>

@@ -1,5 +1,4 @@
 //===- Schedule.cpp - decoding and naming of generated action tables ------===//
-//-------===//
 #include "ppsrt/Schedule.h"
 
 #include <fmt/format.h>

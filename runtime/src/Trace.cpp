@@ -1,5 +1,4 @@
 //===- Trace.cpp - Chrome trace JSON of a measured run --------------------===//
-//---------------------===//
 #include "ppsrt/Trace.h"
 
 #include <fmt/format.h>

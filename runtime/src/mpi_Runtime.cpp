@@ -1,5 +1,4 @@
 //===- mpi_Runtime.cpp - the MPI transport and launcher (pps_runtime_mpi) -===//
-//--===//
 #include "ppsrt/Main.h"
 #include "ppsrt/MpiTransport.h"
 

@@ -1,5 +1,4 @@
 //===- runtime_mpi_pingpong.cpp - MPI transport vs plain MPI ping-pong ----===//
-//-----===//
 //
 //   mpirun -n 2 build/bench/bench_runtime_mpi_pingpong [iterations]
 //

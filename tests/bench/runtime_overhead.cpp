@@ -1,5 +1,4 @@
 //===- runtime_overhead.cpp - executor overhead and thread hand-off -------===//
-//--------===//
 //
 //   build/bench/bench_runtime_overhead
 //

@@ -1,5 +1,4 @@
 //===- throwing_kernels.cpp - kernels that fail on purpose (tests/exec) ---===//
-//----===//
 //
 // The built-in busy-wait workload, except that the forward of microbatch 3
 // at stage 2 throws. The executor must stop every rank and report the rank,

@@ -1,5 +1,4 @@
 //===- Buffer.h - runtime-owned byte buffers for activations and gradients ===//
-//-===//
 //
 // Activations and gradients move between ranks as Buffers. The in-process
 // transport hands a Buffer over by moving it (zero copy); the MPI transport

@@ -1,5 +1,4 @@
 //===- Executor.h - walks one rank's action table -------------------------===//
-//---------------------------===//
 //
 // One Executor per rank. It walks the rank's table in order:
 //  * compute F/I/W/B -> the user kernels, with the StageIO of (m, s);

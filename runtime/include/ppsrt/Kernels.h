@@ -1,5 +1,4 @@
 //===- Kernels.h - the user kernel interface of generated executors -------===//
-//--------===//
 //
 // A generated executor calls user kernels for compute actions. Per
 // (microbatch, stage) the runtime owns one StageIO: the forward's input and

@@ -1,5 +1,4 @@
 //===- Main.h - the main() of generated executors -------------------------===//
-//---------------------------===//
 //
 // A generated executor's main() is one call:
 //

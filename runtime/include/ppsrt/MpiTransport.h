@@ -1,5 +1,4 @@
 //===- MpiTransport.h - the MPI transport: one process per rank -----------===//
-//------------===//
 //
 // Data messages travel on a private duplicate of MPI_COMM_WORLD and are
 // received with MPI_ANY_TAG, so MPI's non-overtaking rule gives exactly the

@@ -1,5 +1,4 @@
 //===- RunState.h - shared run state: progress, per-rank status, abort ----===//
-//-----===//
 //
 // Every rank publishes what it is doing with a few relaxed atomics (no
 // allocation, no lock on the hot path). The watchdog reads them to detect

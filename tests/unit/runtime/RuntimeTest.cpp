@@ -1,5 +1,4 @@
 //===- RuntimeTest.cpp - the executor, transports, watchdog and predictor -===//
-//--===//
 #include "RuntimeTestUtil.h"
 
 #include "ppsrt/Executor.h"

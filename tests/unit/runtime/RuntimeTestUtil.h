@@ -1,5 +1,4 @@
 //===- RuntimeTestUtil.h - schedules for runtime tests, from .pps text ----===//
-//-----===//
 //
 // Compiles .pps text with the front end, inserts comms, and lays the result
 // out as the tables a generated executor would hold (ppsrt::ScheduleDesc),

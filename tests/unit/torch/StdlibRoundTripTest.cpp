@@ -1,5 +1,4 @@
 //===- StdlibRoundTripTest.cpp - every stdlib schedule through torch CSV
-//---===//
 //
 // For each schedule in stdlib/, in every topology it accepts at P = 4,
 // M = 8 (stages = P, or 2P with loop or V placement):
