@@ -28,10 +28,18 @@ OutBuf &OutBuf::action(const ir::Action &A, bool Xml) {
     put(K).num(A.Microbatch).put('@').num(A.Stage);
   };
   switch (A.Kind) {
-  case ActionKind::F: Comp("F"); break;
-  case ActionKind::I: Comp("I"); break;
-  case ActionKind::W: Comp("W"); break;
-  case ActionKind::B: Comp("B"); break;
+  case ActionKind::F:
+    Comp("F");
+    break;
+  case ActionKind::I:
+    Comp("I");
+    break;
+  case ActionKind::W:
+    Comp("W");
+    break;
+  case ActionKind::B:
+    Comp("B");
+    break;
   case ActionKind::SendF:
     Comp("send F");
     put(To).num(A.Peer);
@@ -48,10 +56,18 @@ OutBuf &OutBuf::action(const ir::Action &A, bool Xml) {
     Comp("recv B");
     put(From).num(A.Peer);
     break;
-  case ActionKind::Unshard: put("unshard ").num(A.Stage); break;
-  case ActionKind::Reshard: put("reshard ").num(A.Stage); break;
-  case ActionKind::ReduceGrad: put("reduce_grad ").num(A.Stage); break;
-  case ActionKind::Idle: put("idle"); break;
+  case ActionKind::Unshard:
+    put("unshard ").num(A.Stage);
+    break;
+  case ActionKind::Reshard:
+    put("reshard ").num(A.Stage);
+    break;
+  case ActionKind::ReduceGrad:
+    put("reduce_grad ").num(A.Stage);
+    break;
+  case ActionKind::Idle:
+    put("idle");
+    break;
   }
   return *this;
 }
@@ -75,15 +91,22 @@ std::string actionName(const ir::Action &A) {
 
 static const char *kindCategory(ir::ActionKind K) {
   switch (K) {
-  case ir::ActionKind::F: return "F";
-  case ir::ActionKind::I: return "I";
-  case ir::ActionKind::W: return "W";
-  case ir::ActionKind::B: return "B";
+  case ir::ActionKind::F:
+    return "F";
+  case ir::ActionKind::I:
+    return "I";
+  case ir::ActionKind::W:
+    return "W";
+  case ir::ActionKind::B:
+    return "B";
   case ir::ActionKind::SendF:
-  case ir::ActionKind::SendB: return "send";
+  case ir::ActionKind::SendB:
+    return "send";
   case ir::ActionKind::RecvF:
-  case ir::ActionKind::RecvB: return "recv";
-  default: return "control";
+  case ir::ActionKind::RecvB:
+    return "recv";
+  default:
+    return "control";
   }
 }
 
@@ -197,7 +220,10 @@ void writeChromeTrace(const ir::Schedule &S, const sim::SimResult &R,
       }
       double Begin = Comm ? X : St;
       Sep();
-      B.put("{\"name\":\"").action(A).put("\",\"cat\":\"").put(kindCategory(A.Kind));
+      B.put("{\"name\":\"")
+          .action(A)
+          .put("\",\"cat\":\"")
+          .put(kindCategory(A.Kind));
       B.put("\",\"ph\":\"X\",\"pid\":").num(Rk).put(",\"tid\":").num(Tid);
       B.put(",\"ts\":").us(Begin * Us).put(",\"dur\":").us((En - Begin) * Us);
       B.put(",\"args\":{\"microbatch\":").num(A.Microbatch);
@@ -210,7 +236,8 @@ void writeChromeTrace(const ir::Schedule &S, const sim::SimResult &R,
       B.put("}}");
       if (Comm && A.Peer >= 0 && A.Peer < P && A.Peer != Rk) {
         bool Send = ir::isSend(A.Kind);
-        uint64_t Id = Send ? Ids.next(Rk, A.Peer, true) : Ids.next(A.Peer, Rk, false);
+        uint64_t Id =
+            Send ? Ids.next(Rk, A.Peer, true) : Ids.next(A.Peer, Rk, false);
         Sep();
         // The arrow goes from the start of the send's transfer slice to the
         // start of the receive's (the same instant under rendezvous).

@@ -109,10 +109,18 @@ public:
     put('"');
     for (char C : S) {
       switch (C) {
-      case '"': put("\\\""); break;
-      case '\\': put("\\\\"); break;
-      case '\n': put("\\n"); break;
-      case '\t': put("\\t"); break;
+      case '"':
+        put("\\\"");
+        break;
+      case '\\':
+        put("\\\\");
+        break;
+      case '\n':
+        put("\\n");
+        break;
+      case '\t':
+        put("\\t");
+        break;
       default:
         if (static_cast<unsigned char>(C) < 0x20) {
           char Tmp[8];
@@ -129,11 +137,20 @@ public:
   OutBuf &xml(llvm::StringRef S) {
     for (char C : S) {
       switch (C) {
-      case '<': put("&lt;"); break;
-      case '>': put("&gt;"); break;
-      case '&': put("&amp;"); break;
-      case '"': put("&quot;"); break;
-      default: put(C);
+      case '<':
+        put("&lt;");
+        break;
+      case '>':
+        put("&gt;");
+        break;
+      case '&':
+        put("&amp;");
+        break;
+      case '"':
+        put("&quot;");
+        break;
+      default:
+        put(C);
       }
     }
     return *this;
@@ -177,14 +194,20 @@ private:
 /// Fill colour of a compute kind (SVG/HTML), and for comm/wait strips.
 inline const char *kindColor(ir::ActionKind K) {
   switch (K) {
-  case ir::ActionKind::F: return "#4e79a7";
-  case ir::ActionKind::B: return "#59a14f";
-  case ir::ActionKind::I: return "#76b7b2";
-  case ir::ActionKind::W: return "#edc948";
+  case ir::ActionKind::F:
+    return "#4e79a7";
+  case ir::ActionKind::B:
+    return "#59a14f";
+  case ir::ActionKind::I:
+    return "#76b7b2";
+  case ir::ActionKind::W:
+    return "#edc948";
   case ir::ActionKind::Unshard:
   case ir::ActionKind::Reshard:
-  case ir::ActionKind::ReduceGrad: return "#b07aa1";
-  default: return "#bab0ac";
+  case ir::ActionKind::ReduceGrad:
+    return "#b07aa1";
+  default:
+    return "#bab0ac";
   }
 }
 constexpr const char *OverlapColor = "#e15759";

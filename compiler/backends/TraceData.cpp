@@ -111,9 +111,11 @@ void writeFiguresJson(const ir::Schedule &S, const sim::SimResult &R,
     B.jsonStr(sim::commVolumeKindName(Vol->Kind));
     if (VolOpts) {
       const sim::CacheConfig &C = VolOpts->Cache;
-      B.put(",\n    \"cache\": {\"enabled\": ").put(C.Enabled ? "true" : "false");
+      B.put(",\n    \"cache\": {\"enabled\": ")
+          .put(C.Enabled ? "true" : "false");
       B.put(", \"policy\": ").jsonStr(sim::cachePolicyName(C.Policy));
-      B.put(", \"reuse_across_backward\": ").put(C.ReuseAcrossBackward ? "true" : "false");
+      B.put(", \"reuse_across_backward\": ")
+          .put(C.ReuseAcrossBackward ? "true" : "false");
       B.put(", \"max_inflight_microbatches\": ").num(C.MaxInflightMicrobatches);
       B.put(", \"eviction\": ").jsonStr(sim::cacheEvictionName(C.Eviction));
       B.put("},\n    \"steps\": ").num(VolOpts->Steps);
@@ -126,8 +128,10 @@ void writeFiguresJson(const ir::Schedule &S, const sim::SimResult &R,
     B.put(",\n    \"hits\": ").num(int64_t(Vol->Hits));
     B.put(",\n    \"misses\": ").num(int64_t(Vol->Misses));
     B.put(",\n    \"resends_avoided\": ").num(int64_t(Vol->ResendsAvoided));
-    B.put(",\n    \"backward_reuse_hits\": ").num(int64_t(Vol->BackwardReuseHits));
-    B.put(",\n    \"invalidated_entries\": ").num(int64_t(Vol->InvalidatedEntries));
+    B.put(",\n    \"backward_reuse_hits\": ")
+        .num(int64_t(Vol->BackwardReuseHits));
+    B.put(",\n    \"invalidated_entries\": ")
+        .num(int64_t(Vol->InvalidatedEntries));
     B.put(",\n    \"transmitted_by_source\": [");
     for (size_t I = 0; I < Vol->TransmittedBySource.size(); ++I) {
       if (I)

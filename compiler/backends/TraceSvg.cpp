@@ -20,13 +20,13 @@ using detail::OutBuf;
 namespace {
 
 struct Layout {
-  double T = 1;       // makespan
-  double Pu = 10;     // pixels per time unit
-  double Left = 64;   // room for rank labels
-  double Top = 46;    // title and axis
-  double LaneH = 30;  // lane pitch
-  double BoxH = 20;   // compute box height
-  double StripH = 5;  // comm strip height
+  double T = 1;      // makespan
+  double Pu = 10;    // pixels per time unit
+  double Left = 64;  // room for rank labels
+  double Top = 46;   // title and axis
+  double LaneH = 30; // lane pitch
+  double BoxH = 20;  // compute box height
+  double StripH = 5; // comm strip height
   double Width = 0, Height = 0;
   int32_t Ranks = 0;
 
@@ -59,14 +59,18 @@ double tickStep(const Layout &L) {
 
 void svgBody(const ir::Schedule &S, const sim::SimResult &R, OutBuf &B,
              const Layout &L, bool Hover) {
-  B.put("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"").px(std::ceil(L.Width));
+  B.put("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"")
+      .px(std::ceil(L.Width));
   B.put("\" height=\"").px(std::ceil(L.Height)).put("\" viewBox=\"0 0 ");
   B.px(std::ceil(L.Width)).put(' ').px(std::ceil(L.Height));
-  B.put("\" font-family=\"DejaVu Sans, Arial, sans-serif\" font-size=\"11\">\n");
+  B.put(
+      "\" font-family=\"DejaVu Sans, Arial, sans-serif\" font-size=\"11\">\n");
   B.put("<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n");
   // Title.
-  B.put("<text x=\"").px(L.Left).put("\" y=\"16\" font-size=\"13\" "
-                                      "font-weight=\"bold\">");
+  B.put("<text x=\"")
+      .px(L.Left)
+      .put("\" y=\"16\" font-size=\"13\" "
+           "font-weight=\"bold\">");
   B.xml(S.Name).put(": ").num(S.Topo.Ranks).put(" ranks, ").num(S.Topo.Stages);
   B.put(" stages, ").num(S.Topo.Microbatches).put(" microbatches — makespan ");
   B.put(detail::fmtTime(R.Makespan)).put(", bubble ");
@@ -81,7 +85,11 @@ void svgBody(const ir::Schedule &S, const sim::SimResult &R, OutBuf &B,
   B.put("<g stroke=\"#e3e3e3\" stroke-width=\"1\">\n");
   for (double X = 0; X <= L.T + 1e-9; X += Step) {
     B.put("<line x1=\"").px(L.x(X)).put("\" x2=\"").px(L.x(X));
-    B.put("\" y1=\"").px(AxisY).put("\" y2=\"").px(L.y(L.Ranks) - 4).put("\"/>\n");
+    B.put("\" y1=\"")
+        .px(AxisY)
+        .put("\" y2=\"")
+        .px(L.y(L.Ranks) - 4)
+        .put("\"/>\n");
   }
   B.put("</g>\n<g fill=\"#555\" text-anchor=\"middle\">\n");
   for (double X = 0; X <= L.T + 1e-9; X += Step) {
@@ -96,7 +104,9 @@ void svgBody(const ir::Schedule &S, const sim::SimResult &R, OutBuf &B,
   }
   for (int32_t Rk = 0; Rk < L.Ranks; ++Rk) {
     double Y = L.y(Rk);
-    B.put("<text x=\"6\" y=\"").px(Y + L.BoxH * 0.7).put("\" fill=\"#333\">rank ");
+    B.put("<text x=\"6\" y=\"")
+        .px(Y + L.BoxH * 0.7)
+        .put("\" fill=\"#333\">rank ");
     B.num(Rk).put("</text>\n");
     B.put("<rect x=\"").px(L.Left).put("\" y=\"").px(Y).put("\" width=\"");
     B.px(L.T * L.Pu).put("\" height=\"").px(L.BoxH + L.StripH + 1);
@@ -112,7 +122,10 @@ void svgBody(const ir::Schedule &S, const sim::SimResult &R, OutBuf &B,
       if (Tl.TransferStart[I] > Tl.Start[I]) {
         B.put("<rect x=\"").px(L.x(Tl.Start[I])).put("\" y=\"").px(SY);
         B.put("\" width=\"").px((Tl.TransferStart[I] - Tl.Start[I]) * L.Pu);
-        B.put("\" height=\"").px(L.StripH).put("\" fill=\"").put(detail::WaitColor);
+        B.put("\" height=\"")
+            .px(L.StripH)
+            .put("\" fill=\"")
+            .put(detail::WaitColor);
         B.put("\"");
         if (Hover) {
           B.put(" data-n=\"wait ").action(A, true).put("\" data-r=\"").num(Rk);
@@ -145,7 +158,8 @@ void svgBody(const ir::Schedule &S, const sim::SimResult &R, OutBuf &B,
       double X0 = L.x(Tl.Start[I]), W = (Tl.End[I] - Tl.Start[I]) * L.Pu;
       if (ir::isControl(A.Kind))
         W = std::max(W, 2.0);
-      const char *Fill = Pair ? detail::OverlapColor : detail::kindColor(A.Kind);
+      const char *Fill =
+          Pair ? detail::OverlapColor : detail::kindColor(A.Kind);
       B.put("<rect x=\"").px(X0).put("\" y=\"").px(Y).put("\" width=\"");
       B.px(W).put("\" height=\"").px(L.BoxH).put("\" fill=\"").put(Fill);
       B.put("\" stroke=\"#ffffff\" stroke-width=\"0.6\"");
@@ -163,13 +177,21 @@ void svgBody(const ir::Schedule &S, const sim::SimResult &R, OutBuf &B,
       B.put(" to ").put(detail::fmtTime(Tl.End[I])).put("</title></rect>\n");
       // The microbatch number when it fits (10 px font: about 6 px a digit).
       if (ir::isCompute(A.Kind) && A.Microbatch >= 0) {
-        int Digits = A.Microbatch < 10 ? 1 : A.Microbatch < 100 ? 2 : A.Microbatch < 1000 ? 3 : 4;
+        int Digits = A.Microbatch < 10     ? 1
+                     : A.Microbatch < 100  ? 2
+                     : A.Microbatch < 1000 ? 3
+                                           : 4;
         if (Pair)
           Digits = 2 * Digits + 1;
         if (W >= Digits * 6.0 + 1) {
-          B.put("<text x=\"").px(X0 + W / 2).put("\" y=\"").px(Y + L.BoxH * 0.72);
+          B.put("<text x=\"")
+              .px(X0 + W / 2)
+              .put("\" y=\"")
+              .px(Y + L.BoxH * 0.72);
           B.put("\" text-anchor=\"middle\" font-size=\"10\" fill=\"");
-          B.put(A.Kind == ir::ActionKind::W || A.Kind == ir::ActionKind::I ? "#222" : "#fff");
+          B.put(A.Kind == ir::ActionKind::W || A.Kind == ir::ActionKind::I
+                    ? "#222"
+                    : "#fff");
           B.put("\" pointer-events=\"none\">").num(A.Microbatch);
           if (Pair)
             B.put('/').num(Acts[I + 1].Microbatch);
@@ -184,8 +206,12 @@ void svgBody(const ir::Schedule &S, const sim::SimResult &R, OutBuf &B,
   double LY = L.y(L.Ranks) + 14;
   double LX = L.Left;
   auto Item = [&](const char *Color, const char *Text) {
-    B.put("<rect x=\"").px(LX).put("\" y=\"").px(LY).put("\" width=\"14\" "
-                                                          "height=\"12\" fill=\"");
+    B.put("<rect x=\"")
+        .px(LX)
+        .put("\" y=\"")
+        .px(LY)
+        .put("\" width=\"14\" "
+             "height=\"12\" fill=\"");
     B.put(Color).put("\"/><text x=\"").px(LX + 18).put("\" y=\"").px(LY + 10);
     B.put("\">").put(Text).put("</text>\n");
     LX += 26 + 6.5 * std::strlen(Text);
@@ -215,15 +241,18 @@ void writeHtml(const ir::Schedule &S, const sim::SimResult &R,
     OutBuf B(OS);
     B.put("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
           "<title>");
-    B.xml(S.Name).put(" - pps timeline</title>\n<style>\n"
-          "body{font-family:'DejaVu Sans',Arial,sans-serif;margin:16px;color:#222}\n"
-          "#wrap{overflow-x:auto;border:1px solid #ddd}\n"
-          "#tip{position:fixed;display:none;background:#222;color:#fff;"
-          "padding:6px 9px;border-radius:4px;font-size:12px;pointer-events:none;"
-          "white-space:pre}\n"
-          "[data-n]:hover{stroke:#000;stroke-width:1.5}\n"
-          "pre{font-size:12px;background:#fafafa;padding:8px;border:1px solid #eee}\n"
-          "</style></head><body>\n<div id=\"wrap\">\n");
+    B.xml(S.Name).put(
+        " - pps timeline</title>\n<style>\n"
+        "body{font-family:'DejaVu "
+        "Sans',Arial,sans-serif;margin:16px;color:#222}\n"
+        "#wrap{overflow-x:auto;border:1px solid #ddd}\n"
+        "#tip{position:fixed;display:none;background:#222;color:#fff;"
+        "padding:6px 9px;border-radius:4px;font-size:12px;pointer-events:none;"
+        "white-space:pre}\n"
+        "[data-n]:hover{stroke:#000;stroke-width:1.5}\n"
+        "pre{font-size:12px;background:#fafafa;padding:8px;border:1px solid "
+        "#eee}\n"
+        "</style></head><body>\n<div id=\"wrap\">\n");
     Layout L = layoutFor(S, R);
     svgBody(S, R, B, L, /*Hover=*/true);
     B.put("</div>\n<div id=\"tip\"></div>\n<pre>");
@@ -236,20 +265,23 @@ void writeHtml(const ir::Schedule &S, const sim::SimResult &R,
     SOS.flush();
     OutBuf B(OS);
     B.xml(Sum);
-    B.put("</pre>\n<script>\n"
-          "const tip=document.getElementById('tip');\n"
-          "document.querySelector('svg').addEventListener('mousemove',e=>{\n"
-          "  const t=e.target.closest('[data-n]');\n"
-          "  if(!t){tip.style.display='none';return;}\n"
-          "  const s=+t.dataset.s,en=+t.dataset.e;\n"
-          "  tip.textContent=t.dataset.n+'\\nrank '+t.dataset.r+'\\nstart '+s+"
-          "'\\nend '+en+'\\nduration '+(en-s).toFixed(3).replace(/\\.?0+$/,'');\n"
-          "  tip.style.display='block';\n"
-          "  tip.style.left=(e.clientX+12)+'px';tip.style.top=(e.clientY+12)+'px';\n"
-          "});\n"
-          "document.querySelector('svg').addEventListener('mouseleave',()=>"
-          "{tip.style.display='none';});\n"
-          "</script>\n</body></html>\n");
+    B.put(
+        "</pre>\n<script>\n"
+        "const tip=document.getElementById('tip');\n"
+        "document.querySelector('svg').addEventListener('mousemove',e=>{\n"
+        "  const t=e.target.closest('[data-n]');\n"
+        "  if(!t){tip.style.display='none';return;}\n"
+        "  const s=+t.dataset.s,en=+t.dataset.e;\n"
+        "  tip.textContent=t.dataset.n+'\\nrank '+t.dataset.r+'\\nstart '+s+"
+        "'\\nend '+en+'\\nduration '+(en-s).toFixed(3).replace(/\\.?0+$/,'');\n"
+        "  tip.style.display='block';\n"
+        "  "
+        "tip.style.left=(e.clientX+12)+'px';tip.style.top=(e.clientY+12)+'px';"
+        "\n"
+        "});\n"
+        "document.querySelector('svg').addEventListener('mouseleave',()=>"
+        "{tip.style.display='none';});\n"
+        "</script>\n</body></html>\n");
   }
 }
 

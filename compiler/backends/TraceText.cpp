@@ -17,25 +17,39 @@ enum Cell : uint8_t { Empty, Wait, Transfer, CF, CI, CW, CB, COverlap, CCtl };
 
 const char *ansiFor(uint8_t C) {
   switch (C) {
-  case CF: return "\x1b[97;44m";
-  case CB: return "\x1b[30;42m";
-  case CI: return "\x1b[30;46m";
-  case CW: return "\x1b[30;43m";
-  case COverlap: return "\x1b[97;45m";
-  case CCtl: return "\x1b[97;41m";
-  case Transfer: return "\x1b[33m";
-  case Wait: return "\x1b[90m";
-  default: return "";
+  case CF:
+    return "\x1b[97;44m";
+  case CB:
+    return "\x1b[30;42m";
+  case CI:
+    return "\x1b[30;46m";
+  case CW:
+    return "\x1b[30;43m";
+  case COverlap:
+    return "\x1b[97;45m";
+  case CCtl:
+    return "\x1b[97;41m";
+  case Transfer:
+    return "\x1b[33m";
+  case Wait:
+    return "\x1b[90m";
+  default:
+    return "";
   }
 }
 
 uint8_t cellOf(ir::ActionKind K) {
   switch (K) {
-  case ir::ActionKind::F: return CF;
-  case ir::ActionKind::I: return CI;
-  case ir::ActionKind::W: return CW;
-  case ir::ActionKind::B: return CB;
-  default: return CCtl;
+  case ir::ActionKind::F:
+    return CF;
+  case ir::ActionKind::I:
+    return CI;
+  case ir::ActionKind::W:
+    return CW;
+  case ir::ActionKind::B:
+    return CB;
+  default:
+    return CCtl;
   }
 }
 
@@ -73,7 +87,8 @@ void writeGantt(const ir::Schedule &S, const sim::SimResult &R,
   // Axis: a tick every 10 columns with its time.
   std::string Axis(LabelW + Cols + 12, ' ');
   for (unsigned C = 0; C <= Cols; C += 10) {
-    std::string L = Scale == 1.0 ? fmtTime(C) : fmt::format("{:.4g}", C * Scale);
+    std::string L =
+        Scale == 1.0 ? fmtTime(C) : fmt::format("{:.4g}", C * Scale);
     for (size_t K = 0; K < L.size() && LabelW + C + K < Axis.size(); ++K)
       Axis[LabelW + C + K] = L[K];
   }
@@ -116,9 +131,8 @@ void writeGantt(const ir::Schedule &S, const sim::SimResult &R,
       const ir::Action &A = Acts[I];
       if (!ir::isCompute(A.Kind))
         continue;
-      bool Pair = A.overlapsNext() ||
-                  (I > 0 && Acts[I - 1].overlapsNext() &&
-                   ir::isCompute(A.Kind));
+      bool Pair = A.overlapsNext() || (I > 0 && Acts[I - 1].overlapsNext() &&
+                                       ir::isCompute(A.Kind));
       uint8_t K = Pair ? uint8_t(COverlap) : cellOf(A.Kind);
       char Ch;
       if (Opts.Color)
@@ -169,8 +183,7 @@ void writeSummary(const ir::Schedule &S, const sim::SimResult &R,
                   const sim::CommVolumeOptions *VolOpts) {
   OS << fmt::format(
       "pipeline '{}': {} ranks, {} stages, {} microbatches, {} actions\n",
-      S.Name, S.Topo.Ranks, S.Topo.Stages, S.Topo.Microbatches,
-      S.numActions());
+      S.Name, S.Topo.Ranks, S.Topo.Stages, S.Topo.Microbatches, S.numActions());
   OS << fmt::format("comm: {}, {}{}\n", ir::commModelName(R.Comm),
                     R.Blocking ? "blocking" : "async",
                     R.UsedDataflow ? " (dataflow: no comm actions, each "
@@ -183,8 +196,8 @@ void writeSummary(const ir::Schedule &S, const sim::SimResult &R,
   OS << fmt::format("  {:<16}{}\n", "makespan", fmtTime(R.Makespan));
   OS << fmt::format("  {:<16}{}   (largest per-rank compute time)\n", "ideal",
                     fmtTime(R.Ideal));
-  OS << fmt::format("  {:<16}{}   ((makespan - ideal) / makespan)\n",
-                    "bubble", Pct(R.BubbleOverMakespan));
+  OS << fmt::format("  {:<16}{}   ((makespan - ideal) / makespan)\n", "bubble",
+                    Pct(R.BubbleOverMakespan));
   OS << fmt::format("  {:<16}{}   ((makespan - ideal) / ideal)\n", "",
                     Pct(R.BubbleOverIdeal));
   OS << fmt::format("  {:<16}{}   (1 - sum of busy / (ranks * makespan))\n",
@@ -216,8 +229,7 @@ void writeSummary(const ir::Schedule &S, const sim::SimResult &R,
       if (!Path.empty())
         Path += " > ";
       Path += fmt::format("{}:r{}",
-                          actionName(S.Ranks[A.Rank].Actions[A.Index]),
-                          A.Rank);
+                          actionName(S.Ranks[A.Rank].Actions[A.Index]), A.Rank);
     };
     for (size_t I = 0; I < std::min<size_t>(N, 6); ++I)
       Add(I);
@@ -250,17 +262,17 @@ void writeSummary(const ir::Schedule &S, const sim::SimResult &R,
                         C.Messages, fmtBytes(C.Bytes));
   }
   if (Vol) {
-    OS << fmt::format("\ncommunication volume ({}", commVolumeKindName(Vol->Kind));
+    OS << fmt::format("\ncommunication volume ({}",
+                      commVolumeKindName(Vol->Kind));
     if (VolOpts) {
       const sim::CacheConfig &C = VolOpts->Cache;
       OS << fmt::format(", cache {}", C.Enabled ? "on" : "off");
       if (C.Enabled)
-        OS << fmt::format(", policy {}, reuse across backward {}, max "
-                          "in-flight {}, eviction {}",
-                          cachePolicyName(C.Policy),
-                          C.ReuseAcrossBackward ? "on" : "off",
-                          C.MaxInflightMicrobatches,
-                          cacheEvictionName(C.Eviction));
+        OS << fmt::format(
+            ", policy {}, reuse across backward {}, max "
+            "in-flight {}, eviction {}",
+            cachePolicyName(C.Policy), C.ReuseAcrossBackward ? "on" : "off",
+            C.MaxInflightMicrobatches, cacheEvictionName(C.Eviction));
       if (VolOpts->Steps > 1)
         OS << fmt::format(", {} steps", VolOpts->Steps);
     }

@@ -5,8 +5,9 @@
 
 namespace pps::driver {
 
-static llvm::cl::SubCommand CheckCmd(
-    "check", "Parse and check a schedule and build its IR; report diagnostics");
+static llvm::cl::SubCommand
+    CheckCmd("check",
+             "Parse and check a schedule and build its IR; report diagnostics");
 
 static int runCheck() {
   if (opts::Input.empty()) {

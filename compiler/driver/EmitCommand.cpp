@@ -10,8 +10,8 @@
 
 namespace pps::driver {
 
-static llvm::cl::SubCommand EmitCmd(
-    "emit", "Compile a schedule and print it in a target form");
+static llvm::cl::SubCommand
+    EmitCmd("emit", "Compile a schedule and print it in a target form");
 
 static llvm::cl::opt<std::string>
     Target("target",

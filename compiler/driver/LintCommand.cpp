@@ -14,8 +14,9 @@
 
 namespace pps::driver {
 
-static llvm::cl::SubCommand LintCmd(
-    "lint", "Check a schedule: dependencies, comms, deadlock (with the cycle), "
+static llvm::cl::SubCommand
+    LintCmd("lint",
+            "Check a schedule: dependencies, comms, deadlock (with the cycle), "
             "memory");
 
 static llvm::cl::opt<std::string> CommModelOpt(

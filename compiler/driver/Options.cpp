@@ -11,19 +11,23 @@ static cl::SubCommand &all() { return *cl::AllSubCommands; }
 
 cl::opt<std::string> Input(cl::Positional, cl::desc("<input .pps|.csv|->"),
                            cl::sub(all()), cl::cat(Category));
-cl::opt<std::string> Output("o", cl::desc("Write output to <file> (default stdout)"),
+cl::opt<std::string> Output("o",
+                            cl::desc("Write output to <file> (default stdout)"),
                             cl::value_desc("file"), cl::init("-"),
                             cl::sub(all()), cl::cat(Category));
-cl::opt<std::string> DiagnosticsFormat(
-    "diagnostics-format", cl::desc("Diagnostics as text (default) or json"),
-    cl::value_desc("text|json"), cl::init("text"), cl::sub(all()),
-    cl::cat(Category));
-cl::opt<std::string> PipelineName(
-    "pipeline", cl::desc("Compile the pipeline of this name (if several)"),
-    cl::value_desc("name"), cl::sub(all()), cl::cat(Category));
-cl::list<std::string> ImportPaths("I", cl::desc("Add a directory to the import path"),
-                                  cl::value_desc("dir"), cl::Prefix,
-                                  cl::sub(all()), cl::cat(Category));
+cl::opt<std::string>
+    DiagnosticsFormat("diagnostics-format",
+                      cl::desc("Diagnostics as text (default) or json"),
+                      cl::value_desc("text|json"), cl::init("text"),
+                      cl::sub(all()), cl::cat(Category));
+cl::opt<std::string>
+    PipelineName("pipeline",
+                 cl::desc("Compile the pipeline of this name (if several)"),
+                 cl::value_desc("name"), cl::sub(all()), cl::cat(Category));
+cl::list<std::string>
+    ImportPaths("I", cl::desc("Add a directory to the import path"),
+                cl::value_desc("dir"), cl::Prefix, cl::sub(all()),
+                cl::cat(Category));
 cl::opt<int> Ranks("ranks", cl::desc("Override the pipeline's ranks"),
                    cl::value_desc("P"), cl::init(0), cl::sub(all()),
                    cl::cat(Category));
@@ -34,10 +38,11 @@ cl::opt<int> Microbatches("microbatches",
 cl::opt<int> Stages("stages", cl::desc("Override the pipeline's stages"),
                     cl::value_desc("S"), cl::init(0), cl::sub(all()),
                     cl::cat(Category));
-cl::list<std::string> Defines(
-    "D", cl::desc("Set a pipeline field or schedule argument: -Dname=int"),
-    cl::value_desc("name=value"), cl::Prefix, cl::sub(all()),
-    cl::cat(Category));
+cl::list<std::string>
+    Defines("D",
+            cl::desc("Set a pipeline field or schedule argument: -Dname=int"),
+            cl::value_desc("name=value"), cl::Prefix, cl::sub(all()),
+            cl::cat(Category));
 cl::opt<uint64_t> StepBudget("step-budget",
                              cl::desc("Evaluation step budget (default 200M)"),
                              cl::init(200'000'000), cl::sub(all()),

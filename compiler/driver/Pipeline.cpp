@@ -13,20 +13,22 @@ namespace pps::driver {
 static cl::SubCommand &all() { return *cl::AllSubCommands; }
 
 static cl::list<std::string>
-    PrintAfter("print-after", cl::desc("Print the IR after the named pass (or all)"),
+    PrintAfter("print-after",
+               cl::desc("Print the IR after the named pass (or all)"),
                cl::value_desc("pass"), cl::CommaSeparated, cl::sub(all()),
                cl::cat(opts::Category));
-static cl::list<std::string>
-    DisablePass("disable-pass", cl::desc("Skip the named pass"),
-                cl::value_desc("pass"), cl::CommaSeparated, cl::sub(all()),
-                cl::cat(opts::Category));
+static cl::list<std::string> DisablePass("disable-pass",
+                                         cl::desc("Skip the named pass"),
+                                         cl::value_desc("pass"),
+                                         cl::CommaSeparated, cl::sub(all()),
+                                         cl::cat(opts::Category));
 static cl::opt<bool> TimePasses("time-passes",
                                 cl::desc("Time each pass and print a report"),
                                 cl::sub(all()), cl::cat(opts::Category));
-static cl::opt<bool>
-    AlignBubbles("align-bubbles",
-                 cl::desc("Write explicit idle(t) slots so rank timelines line up"),
-                 cl::sub(all()), cl::cat(opts::Category));
+static cl::opt<bool> AlignBubbles(
+    "align-bubbles",
+    cl::desc("Write explicit idle(t) slots so rank timelines line up"),
+    cl::sub(all()), cl::cat(opts::Category));
 static cl::opt<std::string>
     Fsdp("fsdp",
          cl::desc("Insert FSDP unshard/reshard/reduce_grad, prefetching K "
@@ -47,9 +49,10 @@ static bool applyFsdpOption(ir::Schedule &S) {
     return true;
   int K;
   if (StringRef(Fsdp).getAsInteger(10, K) || K < 0) {
-    errs() << fmt::format("ppsc: error: --fsdp expects a number of stages >= 0, "
-                          "got '{}'\n",
-                          Fsdp.getValue());
+    errs() << fmt::format(
+        "ppsc: error: --fsdp expects a number of stages >= 0, "
+        "got '{}'\n",
+        Fsdp.getValue());
     return false;
   }
   S.Fsdp.Prefetch = K;

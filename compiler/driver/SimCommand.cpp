@@ -26,8 +26,9 @@ namespace pps::driver {
 
 using namespace llvm;
 
-static cl::SubCommand SimCmd(
-    "sim", "Simulate a schedule: Gantt chart, bubble, memory, bytes moved, "
+static cl::SubCommand
+    SimCmd("sim",
+           "Simulate a schedule: Gantt chart, bubble, memory, bytes moved, "
            "Chrome trace, SVG/HTML timeline");
 
 // The shared positional (opts::Input) reaches only the subcommands that
@@ -59,21 +60,19 @@ static cl::opt<bool> AsyncComm("async-comm",
                                cl::desc("Comm overlaps compute (overrides a "
                                         "schedule that says blocking)"),
                                cl::sub(SimCmd), cl::cat(opts::Category));
-static cl::opt<double>
-    LatencyOpt("latency", cl::desc("Override the per-message latency"),
-               cl::value_desc("time"), cl::init(-1), cl::sub(SimCmd),
-               cl::cat(opts::Category));
-static cl::opt<std::string> Timing(
-    "timing",
-    cl::desc("Cross-rank waits from: auto (comm actions if any, else "
-             "dataflow), comms, dataflow"),
-    cl::value_desc("auto|comms|dataflow"), cl::init("auto"), cl::sub(SimCmd),
-    cl::cat(opts::Category));
-static cl::opt<unsigned>
-    Width("width",
-          cl::desc("Gantt chart columns (default: terminal width, or 100)"),
-          cl::value_desc("N"), cl::init(0), cl::sub(SimCmd),
-          cl::cat(opts::Category));
+static cl::opt<double> LatencyOpt("latency",
+                                  cl::desc("Override the per-message latency"),
+                                  cl::value_desc("time"), cl::init(-1),
+                                  cl::sub(SimCmd), cl::cat(opts::Category));
+static cl::opt<std::string>
+    Timing("timing",
+           cl::desc("Cross-rank waits from: auto (comm actions if any, else "
+                    "dataflow), comms, dataflow"),
+           cl::value_desc("auto|comms|dataflow"), cl::init("auto"),
+           cl::sub(SimCmd), cl::cat(opts::Category));
+static cl::opt<unsigned> Width(
+    "width", cl::desc("Gantt chart columns (default: terminal width, or 100)"),
+    cl::value_desc("N"), cl::init(0), cl::sub(SimCmd), cl::cat(opts::Category));
 static cl::opt<std::string>
     TimelineColor("timeline-color",
                   cl::desc("Colour the Gantt chart: auto (when stdout is a "
@@ -81,30 +80,34 @@ static cl::opt<std::string>
                   cl::value_desc("when"), cl::init("auto"), cl::sub(SimCmd),
                   cl::cat(opts::Category));
 // The communication-volume report.
-static cl::opt<std::string> CommVolume(
-    "comm-volume",
-    cl::desc("Add the comm-volume report: activation-tensor or "
-             "block-residual-cache"),
-    cl::value_desc("kind"), cl::sub(SimCmd), cl::cat(opts::Category));
-static cl::opt<bool> Cache("cache",
-                           cl::desc("Enable the cross-stage cache"),
-                           cl::sub(SimCmd), cl::cat(opts::Category));
 static cl::opt<std::string>
-    CachePolicyOpt("cache-policy", cl::desc("Cache policy"),
-                   cl::value_desc("disabled|fifo|lru"), cl::init("fifo"),
-                   cl::sub(SimCmd), cl::cat(opts::Category));
+    CommVolume("comm-volume",
+               cl::desc("Add the comm-volume report: activation-tensor or "
+                        "block-residual-cache"),
+               cl::value_desc("kind"), cl::sub(SimCmd),
+               cl::cat(opts::Category));
+static cl::opt<bool> Cache("cache", cl::desc("Enable the cross-stage cache"),
+                           cl::sub(SimCmd), cl::cat(opts::Category));
+static cl::opt<std::string> CachePolicyOpt("cache-policy",
+                                           cl::desc("Cache policy"),
+                                           cl::value_desc("disabled|fifo|lru"),
+                                           cl::init("fifo"), cl::sub(SimCmd),
+                                           cl::cat(opts::Category));
 static cl::opt<bool> CacheReuse(
     "cache-reuse-backward",
     cl::desc("Let the backward reuse cached residuals (default true)"),
     cl::init(true), cl::sub(SimCmd), cl::cat(opts::Category));
-static cl::opt<unsigned> CacheInflight(
-    "cache-max-inflight",
-    cl::desc("Microbatches the cache holds at once (default 1)"),
-    cl::value_desc("N"), cl::init(1), cl::sub(SimCmd), cl::cat(opts::Category));
-static cl::opt<std::string> CacheEviction(
-    "cache-eviction", cl::desc("Clear the cache at each step boundary or never"),
-    cl::value_desc("step-boundary|none"), cl::init("step-boundary"),
-    cl::sub(SimCmd), cl::cat(opts::Category));
+static cl::opt<unsigned>
+    CacheInflight("cache-max-inflight",
+                  cl::desc("Microbatches the cache holds at once (default 1)"),
+                  cl::value_desc("N"), cl::init(1), cl::sub(SimCmd),
+                  cl::cat(opts::Category));
+static cl::opt<std::string>
+    CacheEviction("cache-eviction",
+                  cl::desc("Clear the cache at each step boundary or never"),
+                  cl::value_desc("step-boundary|none"),
+                  cl::init("step-boundary"), cl::sub(SimCmd),
+                  cl::cat(opts::Category));
 static cl::opt<uint64_t> PayloadBytes(
     "payload-bytes",
     cl::desc("Bytes per transfer (default: the schedule's activation size)"),
@@ -207,11 +210,10 @@ static int runSim() {
     return usage("--timeline-color must be auto, always or never");
 
   std::optional<sim::CommVolumeOptions> VO;
-  bool CacheFlags = Cache.getNumOccurrences() ||
-                    CachePolicyOpt.getNumOccurrences() ||
-                    CacheInflight.getNumOccurrences() ||
-                    CacheEviction.getNumOccurrences() ||
-                    CacheReuse.getNumOccurrences() || Steps.getNumOccurrences();
+  bool CacheFlags =
+      Cache.getNumOccurrences() || CachePolicyOpt.getNumOccurrences() ||
+      CacheInflight.getNumOccurrences() || CacheEviction.getNumOccurrences() ||
+      CacheReuse.getNumOccurrences() || Steps.getNumOccurrences();
   if (!CommVolume.empty() || CacheFlags) {
     VO.emplace();
     if (!CommVolume.empty()) {
@@ -281,13 +283,15 @@ static int runSim() {
   GO.Width = Width;
   if (!GO.Width && ToStdout && sys::Process::StandardOutIsDisplayed()) {
     unsigned Cols = sys::Process::StandardOutColumns();
-    unsigned Label = unsigned(fmt::format("rank {} ", Sched->Topo.Ranks).size());
+    unsigned Label =
+        unsigned(fmt::format("rank {} ", Sched->Topo.Ranks).size());
     if (Cols > Label + 10)
       GO.Width = Cols - Label - 1;
   }
-  GO.Color = TimelineColor == "always" ||
-             (TimelineColor == "auto" && ToStdout &&
-              sys::Process::StandardOutIsDisplayed() && !std::getenv("NO_COLOR"));
+  GO.Color =
+      TimelineColor == "always" ||
+      (TimelineColor == "auto" && ToStdout &&
+       sys::Process::StandardOutIsDisplayed() && !std::getenv("NO_COLOR"));
 
   const sim::CommVolumeReport *VolP = Vol ? &*Vol : nullptr;
   const sim::CommVolumeOptions *VOP = VO ? &*VO : nullptr;

@@ -46,7 +46,8 @@ int main(int argc, char **argv) {
   const char *Overview =
       "ppsc: the pps compiler for pipeline-parallel training schedules\n\n"
       "  ppsc check FILE          parse, check and build the IR\n"
-      "  ppsc emit --target=T FILE  print the compiled schedule (pps, json, ...)\n"
+      "  ppsc emit --target=T FILE  print the compiled schedule (pps, json, "
+      "...)\n"
       "  ppsc lint FILE           prove the schedule free of deadlock\n"
       "  ppsc sim FILE            simulate: timeline, bubble, memory, bytes\n"
       "  ppsc synth ...           synthesise a schedule under a memory limit\n"

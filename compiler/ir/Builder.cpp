@@ -14,8 +14,7 @@ int32_t RankBuilder::resolveStage(int32_t Stage) const {
 
 RankBuilder &RankBuilder::compute(ActionKind K, int32_t Mb, int32_t Stage) {
   assert(isCompute(K) && "not a compute kind");
-  S.Ranks[Rank].Actions.push_back(
-      Action::compute(K, Mb, resolveStage(Stage)));
+  S.Ranks[Rank].Actions.push_back(Action::compute(K, Mb, resolveStage(Stage)));
   return *this;
 }
 

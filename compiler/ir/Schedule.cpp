@@ -7,18 +7,30 @@ namespace pps::ir {
 
 llvm::StringRef actionKindName(ActionKind K) {
   switch (K) {
-  case ActionKind::F: return "F";
-  case ActionKind::I: return "I";
-  case ActionKind::W: return "W";
-  case ActionKind::B: return "B";
-  case ActionKind::SendF: return "send_f";
-  case ActionKind::RecvF: return "recv_f";
-  case ActionKind::SendB: return "send_b";
-  case ActionKind::RecvB: return "recv_b";
-  case ActionKind::Unshard: return "unshard";
-  case ActionKind::Reshard: return "reshard";
-  case ActionKind::ReduceGrad: return "reduce_grad";
-  case ActionKind::Idle: return "idle";
+  case ActionKind::F:
+    return "F";
+  case ActionKind::I:
+    return "I";
+  case ActionKind::W:
+    return "W";
+  case ActionKind::B:
+    return "B";
+  case ActionKind::SendF:
+    return "send_f";
+  case ActionKind::RecvF:
+    return "recv_f";
+  case ActionKind::SendB:
+    return "send_b";
+  case ActionKind::RecvB:
+    return "recv_b";
+  case ActionKind::Unshard:
+    return "unshard";
+  case ActionKind::Reshard:
+    return "reshard";
+  case ActionKind::ReduceGrad:
+    return "reduce_grad";
+  case ActionKind::Idle:
+    return "idle";
   }
   return "?";
 }
@@ -59,36 +71,54 @@ std::string actionText(const Action &A, bool WithStage) {
 
 llvm::StringRef actionKindTorchName(ActionKind K) {
   switch (K) {
-  case ActionKind::F: return "F";
-  case ActionKind::I: return "I";
-  case ActionKind::W: return "W";
-  case ActionKind::B: return "B";
-  case ActionKind::SendF: return "SEND_F";
-  case ActionKind::RecvF: return "RECV_F";
-  case ActionKind::SendB: return "SEND_B";
-  case ActionKind::RecvB: return "RECV_B";
-  case ActionKind::Unshard: return "UNSHARD";
-  case ActionKind::Reshard: return "RESHARD";
-  case ActionKind::ReduceGrad: return "REDUCE_GRAD";
-  case ActionKind::Idle: return "";
+  case ActionKind::F:
+    return "F";
+  case ActionKind::I:
+    return "I";
+  case ActionKind::W:
+    return "W";
+  case ActionKind::B:
+    return "B";
+  case ActionKind::SendF:
+    return "SEND_F";
+  case ActionKind::RecvF:
+    return "RECV_F";
+  case ActionKind::SendB:
+    return "SEND_B";
+  case ActionKind::RecvB:
+    return "RECV_B";
+  case ActionKind::Unshard:
+    return "UNSHARD";
+  case ActionKind::Reshard:
+    return "RESHARD";
+  case ActionKind::ReduceGrad:
+    return "REDUCE_GRAD";
+  case ActionKind::Idle:
+    return "";
   }
   return "?";
 }
 
 llvm::StringRef placementName(Placement P) {
   switch (P) {
-  case Placement::Loop: return "loop";
-  case Placement::V: return "v";
-  case Placement::Explicit: return "explicit";
+  case Placement::Loop:
+    return "loop";
+  case Placement::V:
+    return "v";
+  case Placement::Explicit:
+    return "explicit";
   }
   return "?";
 }
 
 llvm::StringRef commModelName(CommModel C) {
   switch (C) {
-  case CommModel::Rendezvous: return "rendezvous";
-  case CommModel::Eager: return "eager";
-  case CommModel::Batched: return "batched";
+  case CommModel::Rendezvous:
+    return "rendezvous";
+  case CommModel::Eager:
+    return "eager";
+  case CommModel::Batched:
+    return "batched";
   }
   return "?";
 }
@@ -134,21 +164,25 @@ bool Topology::place(Placement P) {
 }
 
 double CostModel::computeCost(ActionKind K, int32_t S) const {
-  const StageCost &C = S >= 0 && S < int32_t(PerStage.size()) ? PerStage[S]
-                                                              : Default;
+  const StageCost &C =
+      S >= 0 && S < int32_t(PerStage.size()) ? PerStage[S] : Default;
   switch (K) {
-  case ActionKind::F: return C.F;
-  case ActionKind::I: return C.I;
-  case ActionKind::W: return C.W;
-  case ActionKind::B: return C.B;
-  default: return 0.0;
+  case ActionKind::F:
+    return C.F;
+  case ActionKind::I:
+    return C.I;
+  case ActionKind::W:
+    return C.W;
+  case ActionKind::B:
+    return C.B;
+  default:
+    return 0.0;
   }
 }
 
 double CostModel::messageTime(ActionKind CommKind) const {
-  double Bytes = isForwardComm(CommKind) || GradientBytes < 0
-                     ? ActivationBytes
-                     : GradientBytes;
+  double Bytes = isForwardComm(CommKind) || GradientBytes < 0 ? ActivationBytes
+                                                              : GradientBytes;
   double T = Latency;
   if (BandwidthBytesPerMs > 0)
     T += Bytes / BandwidthBytesPerMs;
@@ -195,7 +229,8 @@ bool Schedule::equivalent(const Schedule &O, std::string *Why) const {
     return Fail("fsdp options differ");
   const CostModel &A = Cost, &B = O.Cost;
   if (!sameCost(A.Default, B.Default) || A.Overlap != B.Overlap ||
-      A.Latency != B.Latency || A.BandwidthBytesPerMs != B.BandwidthBytesPerMs ||
+      A.Latency != B.Latency ||
+      A.BandwidthBytesPerMs != B.BandwidthBytesPerMs ||
       A.ActivationBytes != B.ActivationBytes ||
       A.GradientBytes != B.GradientBytes || A.AsyncComm != B.AsyncComm ||
       A.PerStage.size() != B.PerStage.size())
@@ -208,8 +243,8 @@ bool Schedule::equivalent(const Schedule &O, std::string *Why) const {
   for (size_t R = 0; R < Ranks.size(); ++R) {
     const auto &X = Ranks[R].Actions, &Y = O.Ranks[R].Actions;
     if (X.size() != Y.size())
-      return Fail(fmt::format("rank {} has {} actions vs {}", R, X.size(),
-                              Y.size()));
+      return Fail(
+          fmt::format("rank {} has {} actions vs {}", R, X.size(), Y.size()));
     for (size_t I = 0; I < X.size(); ++I)
       if (!X[I].sameAs(Y[I]))
         return Fail(fmt::format("rank {} action {} differs", R, I));

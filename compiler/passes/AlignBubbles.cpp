@@ -29,7 +29,8 @@ public:
   explicit AlignBubblesPass(AlignBubblesOptions Opts) : Opts(Opts) {}
   llvm::StringRef name() const override { return "align-bubbles"; }
   llvm::StringRef description() const override {
-    return "time the compute order; warn about fillable waits; write idle slots";
+    return "time the compute order; warn about fillable waits; write idle "
+           "slots";
   }
   void run(Schedule &S, PassContext &Ctx) override;
 
@@ -74,25 +75,30 @@ void AlignBubblesPass::warnReadyWork(const Schedule &S, const UnitIndex &U,
       ++Unit;
       Idle = 0;
       FirstIdle = SIZE_MAX;
-      if (A.overlapsNext() && I + 1 < Acts.size() && isCompute(Acts[I + 1].Kind))
+      if (A.overlapsNext() && I + 1 < Acts.size() &&
+          isCompute(Acts[I + 1].Kind))
         ++I;
     }
     if (!Count)
       continue;
-    std::string More =
-        Count > 1 ? fmt::format(" ({} such slots on this rank)", Count) : std::string();
-    D.report(DiagKind::IdleWithReadyWork, locOf(S, Acts[WIdle]),
-             fmt::format("rank {} idles {} time units at {} before {}, which is "
-                         "ready after {}: the rank waits while its next work is "
-                         "ready{}",
-                         R, WIdleTime, describe(S, int32_t(R), WIdle),
-                         describe(S, int32_t(R), WUnit), WGap, More))
-        .note(locOf(S, Acts[WUnit]),
-              "--align-bubbles recomputes the idle slots from the dependencies");
+    std::string More = Count > 1
+                           ? fmt::format(" ({} such slots on this rank)", Count)
+                           : std::string();
+    D.report(
+         DiagKind::IdleWithReadyWork, locOf(S, Acts[WIdle]),
+         fmt::format("rank {} idles {} time units at {} before {}, which is "
+                     "ready after {}: the rank waits while its next work is "
+                     "ready{}",
+                     R, WIdleTime, describe(S, int32_t(R), WIdle),
+                     describe(S, int32_t(R), WUnit), WGap, More))
+        .note(
+            locOf(S, Acts[WUnit]),
+            "--align-bubbles recomputes the idle slots from the dependencies");
   }
 }
 
-void AlignBubblesPass::insertIdle(Schedule &S, const UnitIndex &U, const Timeline &TL) {
+void AlignBubblesPass::insertIdle(Schedule &S, const UnitIndex &U,
+                                  const Timeline &TL) {
   std::vector<Action> New;
   for (size_t R = 0; R < S.Ranks.size(); ++R) {
     auto &Acts = S.Ranks[R].Actions;
@@ -114,13 +120,15 @@ void AlignBubblesPass::insertIdle(Schedule &S, const UnitIndex &U, const Timelin
       if (isCompute(A.Kind)) {
         double Gap = TL.Start[Unit] - Free;
         if (Gap > Eps) {
-          size_t At = New.size() && isRecv(New.back().Kind) ? RecvRun : New.size();
+          size_t At =
+              New.size() && isRecv(New.back().Kind) ? RecvRun : New.size();
           New.insert(New.begin() + At, Action::idle(float(Gap), A.Loc));
         }
         Free = TL.End[Unit];
         ++Unit;
         New.push_back(A);
-        if (A.overlapsNext() && I + 1 < Acts.size() && isCompute(Acts[I + 1].Kind))
+        if (A.overlapsNext() && I + 1 < Acts.size() &&
+            isCompute(Acts[I + 1].Kind))
           New.push_back(Acts[++I]);
         continue;
       }
@@ -134,7 +142,8 @@ void AlignBubblesPass::insertIdle(Schedule &S, const UnitIndex &U, const Timelin
 
 void AlignBubblesPass::run(Schedule &S, PassContext &Ctx) {
   const Topology &T = S.Topo;
-  if (T.Stages <= 0 || T.Microbatches <= 0 || int32_t(S.Ranks.size()) != T.Ranks ||
+  if (T.Stages <= 0 || T.Microbatches <= 0 ||
+      int32_t(S.Ranks.size()) != T.Ranks ||
       int32_t(T.StageToRank.size()) != T.Stages)
     return;
   UnitIndex U;

@@ -60,7 +60,9 @@ private:
 
   uint32_t channel(int32_t Src, int32_t Dst);
   int32_t rankOfGid(uint32_t G) const {
-    return int32_t(std::upper_bound(Base.begin(), Base.end(), G) - Base.begin()) - 1;
+    return int32_t(std::upper_bound(Base.begin(), Base.end(), G) -
+                   Base.begin()) -
+           1;
   }
   const Action &act(uint32_t G) const {
     int32_t R = rankOfGid(G);
@@ -148,7 +150,8 @@ void Checker::checkPeer(int32_t R, size_t I) {
     return;
   }
   int32_t PS = partnerStage(A);
-  bool Known = Placed && A.Stage >= 0 && A.Stage < T.Stages && PS >= 0 && PS < T.Stages;
+  bool Known =
+      Placed && A.Stage >= 0 && A.Stage < T.Stages && PS >= 0 && PS < T.Stages;
   if (A.Peer == R) {
     std::string Why =
         Known && T.rankOf(PS) == R
@@ -187,15 +190,16 @@ void Checker::match() {
       // partner stage.
       int32_t PS = partnerStage(A);
       bool Fine = A.Peer >= 0 && A.Peer < NumRanks && A.Peer != R && Placed &&
-                  A.Stage >= 0 && A.Stage < T.Stages && PS >= 0 && PS < T.Stages &&
-                  T.StageToRank[PS] == A.Peer;
+                  A.Stage >= 0 && A.Stage < T.Stages && PS >= 0 &&
+                  PS < T.Stages && T.StageToRank[PS] == A.Peer;
       if (!Fine) {
         checkPeer(R, I);
         if (Flags[Base[R] + uint32_t(I)] & BadPeer)
           continue;
       }
       if (isSend(A.Kind))
-        ChanSends[Cache.get(*this, R, A.Peer, A.Peer)].push_back(Base[R] + uint32_t(I));
+        ChanSends[Cache.get(*this, R, A.Peer, A.Peer)].push_back(Base[R] +
+                                                                 uint32_t(I));
     }
   }
   // Pass 2: the n-th receive on a channel pairs with the n-th send; check
@@ -222,8 +226,8 @@ void Checker::match() {
       Partner[G] = Sd;
       Partner[Sd] = G;
       const Action &SA = S.Ranks[A.Peer].Actions[Sd - Base[A.Peer]];
-      bool Same = A.Kind == partnerKind(SA.Kind) && A.Microbatch == SA.Microbatch &&
-                  A.Stage == partnerStage(SA);
+      bool Same = A.Kind == partnerKind(SA.Kind) &&
+                  A.Microbatch == SA.Microbatch && A.Stage == partnerStage(SA);
       if (!Same && BadCount[Ch]++ == 0) {
         FirstBad[Ch] = G;
         BadOrdinal[Ch] = Ord;
@@ -255,27 +259,32 @@ void Checker::reportMatching() {
                                    "matched in order",
                                    desc(Sd)));
       if (BadCount[Ch] > 1)
-        Dg.note(loc(Rv), fmt::format("{} more mismatched pair{} on this channel",
-                                     BadCount[Ch] - 1, BadCount[Ch] > 2 ? "s follow" : " follows"));
+        Dg.note(loc(Rv),
+                fmt::format("{} more mismatched pair{} on this channel",
+                            BadCount[Ch] - 1,
+                            BadCount[Ch] > 2 ? "s follow" : " follows"));
     }
     if (FirstLoose[Ch] != None) {
       uint32_t G = FirstLoose[Ch];
       bool Snd = isSend(act(G).Kind);
       Diagnostic &Dg = D.report(
           Snd ? DiagKind::UnmatchedSend : DiagKind::UnmatchedRecv, loc(G),
-          Snd ? fmt::format("{} is never received: rank {} sends {} to rank {}, "
-                            "which posts {} from it",
-                            desc(G), ChanSrc[Ch], plural(SendCnt, "message"),
-                            ChanDst[Ch], plural(RecvCnt[Ch], "receive"))
+          Snd ? fmt::format(
+                    "{} is never received: rank {} sends {} to rank {}, "
+                    "which posts {} from it",
+                    desc(G), ChanSrc[Ch], plural(SendCnt, "message"),
+                    ChanDst[Ch], plural(RecvCnt[Ch], "receive"))
               : fmt::format("{} is never sent: rank {} posts {} from rank {}, "
                             "which sends it {}",
-                            desc(G), ChanDst[Ch], plural(RecvCnt[Ch], "receive"),
-                            ChanSrc[Ch], plural(SendCnt, "message")));
+                            desc(G), ChanDst[Ch],
+                            plural(RecvCnt[Ch], "receive"), ChanSrc[Ch],
+                            plural(SendCnt, "message")));
       if (LooseCount[Ch] > 1)
-        Dg.note(loc(G), fmt::format("{} more {} on this channel {} unmatched",
-                                    LooseCount[Ch] - 1,
-                                    LooseCount[Ch] > 2 ? "operations" : "operation",
-                                    LooseCount[Ch] > 2 ? "are" : "is"));
+        Dg.note(loc(G),
+                fmt::format("{} more {} on this channel {} unmatched",
+                            LooseCount[Ch] - 1,
+                            LooseCount[Ch] > 2 ? "operations" : "operation",
+                            LooseCount[Ch] > 2 ? "are" : "is"));
     }
   }
 }
@@ -343,7 +352,8 @@ bool Checker::execute() {
         if (Q == R && YL >= Start && YL < End)
           continue;
         RankState &QS = St[Q];
-        if (QS.Posted && YL >= QS.Cursor && YL < QS.GroupEnd && QS.Remaining > 0)
+        if (QS.Posted && YL >= QS.Cursor && YL < QS.GroupEnd &&
+            QS.Remaining > 0)
           if (--QS.Remaining == 0 && Q != R)
             Work.push_back(Q);
       }
@@ -364,10 +374,12 @@ std::string Checker::blockedSentence(int32_t R, size_t I) const {
     Batch = fmt::format(" (in a batch of {})", St[R].GroupEnd - St[R].Cursor);
   if (Partner[G] == None)
     return fmt::format("rank {} blocks at {}{}, which no {} ever matches", R,
-                       describe(S, R, I), Batch, isSend(A.Kind) ? "receive" : "send");
+                       describe(S, R, I), Batch,
+                       isSend(A.Kind) ? "receive" : "send");
   int32_t Q = A.Peer;
   return fmt::format("rank {} blocks at {}{} waiting for rank {} to post {}", R,
-                     describe(S, R, I), Batch, Q, describe(S, Q, Partner[G] - Base[Q]));
+                     describe(S, R, I), Batch, Q,
+                     describe(S, Q, Partner[G] - Base[Q]));
 }
 
 void Checker::reportStuck() {
@@ -398,11 +410,14 @@ void Checker::reportStuck() {
   auto WaitOp = [&](int32_t R, int32_t Q) {
     for (size_t I = St[R].Cursor; I < St[R].GroupEnd; ++I)
       if (!satisfied(R, St[R].Cursor, St[R].GroupEnd, I) &&
-          Partner[Base[R] + uint32_t(I)] != None && S.Ranks[R].Actions[I].Peer == Q)
+          Partner[Base[R] + uint32_t(I)] != None &&
+          S.Ranks[R].Actions[I].Peer == Q)
         return I;
     return FirstBlocked[R];
   };
-  auto Loc = [&](int32_t R, size_t I) { return locOf(S, S.Ranks[R].Actions[I]); };
+  auto Loc = [&](int32_t R, size_t I) {
+    return locOf(S, S.Ranks[R].Actions[I]);
+  };
 
   Diagnostic *Dg = nullptr;
   std::vector<uint8_t> OnCycle(NumRanks, 0);
@@ -416,12 +431,12 @@ void Checker::reportStuck() {
     int32_t R0 = Cycle.front();
     int32_t R1 = Cycle.size() > 1 ? Cycle[1] : R0;
     std::string What =
-        Cycle.size() == 1
-            ? fmt::format("rank {} waits on itself", R0)
-            : Cycle.size() == 2 ? fmt::format("ranks {} wait on each other", Ranks)
-                                : fmt::format("ranks {} wait in a cycle", Ranks);
-    Dg = &D.report(DiagKind::Deadlock, Loc(R0, WaitOp(R0, R1)),
-                   fmt::format("deadlock under the {} model: {}", modelName(), What));
+        Cycle.size() == 1   ? fmt::format("rank {} waits on itself", R0)
+        : Cycle.size() == 2 ? fmt::format("ranks {} wait on each other", Ranks)
+                            : fmt::format("ranks {} wait in a cycle", Ranks);
+    Dg = &D.report(
+        DiagKind::Deadlock, Loc(R0, WaitOp(R0, R1)),
+        fmt::format("deadlock under the {} model: {}", modelName(), What));
     for (size_t K = 0; K < Cycle.size(); ++K) {
       int32_t R = Cycle[K], Q = Cycle[(K + 1) % Cycle.size()];
       size_t I = WaitOp(R, Q);
@@ -435,7 +450,8 @@ void Checker::reportStuck() {
     }
   } else {
     // No cycle: every chain of waits ends at an operation nothing matches.
-    Dg = &D.report(DiagKind::UnmatchedRecv, Loc(Stuck.front(), FirstBlocked[Stuck.front()]),
+    Dg = &D.report(DiagKind::UnmatchedRecv,
+                   Loc(Stuck.front(), FirstBlocked[Stuck.front()]),
                    fmt::format("the schedule cannot finish under the {} model: "
                                "{} rank{} forever",
                                modelName(), Stuck.size(),

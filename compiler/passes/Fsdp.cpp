@@ -1,4 +1,5 @@
-//===- Fsdp.cpp - fsdp: unshard/reshard/reduce_grad insertion --------------===//
+//===- Fsdp.cpp - fsdp: unshard/reshard/reduce_grad insertion
+//--------------===//
 //
 // Per rank: a backward sweep gives each compute the position of the next
 // compute of the same stage; a forward sweep keeps, per stage the rank
@@ -24,7 +25,8 @@ class FsdpPass : public Pass {
 public:
   llvm::StringRef name() const override { return "fsdp"; }
   llvm::StringRef description() const override {
-    return "insert FSDP unshard/reshard with a prefetch window, and reduce_grad";
+    return "insert FSDP unshard/reshard with a prefetch window, and "
+           "reduce_grad";
   }
   void run(Schedule &S, PassContext &Ctx) override;
 
@@ -62,7 +64,8 @@ void FsdpPass::runRank(Schedule &S, int32_t R, unsigned Window) {
     int32_t Slot = SlotOf[A.Stage];
     NextOcc[C] = NextPos[Slot];
     NextPos[Slot] = uint32_t(C);
-    if ((A.Kind == ActionKind::B || A.Kind == ActionKind::W) && LastBwd[Slot] == Never)
+    if ((A.Kind == ActionKind::B || A.Kind == ActionKind::W) &&
+        LastBwd[Slot] == Never)
       LastBwd[Slot] = CompAt[C];
   }
 
@@ -77,8 +80,10 @@ void FsdpPass::runRank(Schedule &S, int32_t R, unsigned Window) {
       New.push_back(A);
       continue;
     }
-    unsigned Len = A.overlapsNext() && I + 1 < Acts.size() && isCompute(Acts[I + 1].Kind) &&
-                           Acts[I + 1].Stage >= 0 && Acts[I + 1].Stage < T.Stages
+    unsigned Len = A.overlapsNext() && I + 1 < Acts.size() &&
+                           isCompute(Acts[I + 1].Kind) &&
+                           Acts[I + 1].Stage >= 0 &&
+                           Acts[I + 1].Stage < T.Stages
                        ? 2
                        : 1;
     // The window: the next distinct stages by next use (this unit's first).
@@ -105,8 +110,9 @@ void FsdpPass::runRank(Schedule &S, int32_t R, unsigned Window) {
         --At;
       llvm::SmallVector<Action, 8> Ins;
       for (int32_t B : Block)
-        Ins.push_back(B < 0 ? Action::control(ActionKind::Reshard, Stages[-1 - B], A.Loc)
-                            : Action::control(ActionKind::Unshard, Stages[B], A.Loc));
+        Ins.push_back(
+            B < 0 ? Action::control(ActionKind::Reshard, Stages[-1 - B], A.Loc)
+                  : Action::control(ActionKind::Unshard, Stages[B], A.Loc));
       New.insert(New.begin() + At, Ins.begin(), Ins.end());
       Active = Want;
     }

@@ -42,7 +42,8 @@ struct Event {
   static Event unit(const Timeline &TL, uint32_t U) {
     return {TL.Start[U], 1, TL.Seq[U], 2, Action()};
   }
-  static Event pair(const Timeline &TL, uint32_t P, uint32_t C, uint32_t J, Action A) {
+  static Event pair(const Timeline &TL, uint32_t P, uint32_t C, uint32_t J,
+                    Action A) {
     return {TL.Start[C], TL.Start[P] < TL.Start[C] ? 0u : 1u, TL.Seq[C], J, A};
   }
   bool before(const Event &O) const {
@@ -70,7 +71,8 @@ private:
 };
 
 unsigned unitLen(const std::vector<Action> &Acts, size_t I) {
-  return Acts[I].overlapsNext() && I + 1 < Acts.size() && isCompute(Acts[I + 1].Kind)
+  return Acts[I].overlapsNext() && I + 1 < Acts.size() &&
+                 isCompute(Acts[I + 1].Kind)
              ? 2
              : 1;
 }
@@ -84,7 +86,8 @@ size_t actionOfUnit(const Schedule &S, int32_t Rank, uint32_t LocalUnit) {
       continue;
     if (K++ == LocalUnit)
       return I;
-    if (Acts[I].overlapsNext() && I + 1 < Acts.size() && isCompute(Acts[I + 1].Kind))
+    if (Acts[I].overlapsNext() && I + 1 < Acts.size() &&
+        isCompute(Acts[I + 1].Kind))
       ++I;
   }
   return Acts.size() - 1;
@@ -109,21 +112,24 @@ void InsertCommsPass::reportCycle(const Schedule &S, const UnitIndex &U,
   if (Cycle.empty()) {
     const Timeline::Stuck &B = TL.Blocked.front();
     size_t I = Where(B.Rank, B.Unit);
-    Diags.report(DiagKind::Deadlock, locOf(S, S.Ranks[B.Rank].Actions[I]),
-                 fmt::format("rank {} cannot run {}: its input is never produced",
-                             B.Rank, describe(S, B.Rank, I)));
+    Diags.report(
+        DiagKind::Deadlock, locOf(S, S.Ranks[B.Rank].Actions[I]),
+        fmt::format("rank {} cannot run {}: its input is never produced",
+                    B.Rank, describe(S, B.Rank, I)));
     return;
   }
   const Timeline::Stuck &First = *ByRank[Cycle.front()];
   size_t FirstI = Where(First.Rank, First.Unit);
   std::string Ranks;
   for (size_t K = 0; K < Cycle.size(); ++K)
-    Ranks += (K ? (K + 1 == Cycle.size() ? " and " : ", ") : "") + std::to_string(Cycle[K]);
+    Ranks += (K ? (K + 1 == Cycle.size() ? " and " : ", ") : "") +
+             std::to_string(Cycle[K]);
   Diagnostic &D = Diags.report(
       DiagKind::Deadlock, locOf(S, S.Ranks[First.Rank].Actions[FirstI]),
       fmt::format("the compute order deadlocks: rank{} {} wait{} on each other "
                   "before any send or receive could be placed",
-                  Cycle.size() > 1 ? "s" : "", Ranks, Cycle.size() > 1 ? "" : "s"));
+                  Cycle.size() > 1 ? "s" : "", Ranks,
+                  Cycle.size() > 1 ? "" : "s"));
   for (size_t K = 0; K < Cycle.size(); ++K) {
     const Timeline::Stuck &B = *ByRank[Cycle[K]];
     int32_t Q = U.UnitRank[B.WaitsFor];
@@ -147,7 +153,8 @@ void InsertCommsPass::run(Schedule &S, PassContext &Ctx) {
     return;
   }
   const Topology &T = S.Topo;
-  if (T.Stages <= 0 || T.Microbatches <= 0 || int32_t(S.Ranks.size()) != T.Ranks ||
+  if (T.Stages <= 0 || T.Microbatches <= 0 ||
+      int32_t(S.Ranks.size()) != T.Ranks ||
       int32_t(T.StageToRank.size()) != T.Stages)
     return;
   UnitIndex U;
@@ -163,7 +170,8 @@ void InsertCommsPass::run(Schedule &S, PassContext &Ctx) {
   size_t NumRanks = S.Ranks.size();
   std::vector<uint32_t> Extra(NumRanks, 0);
   for (size_t R = 0; R < NumRanks; ++R)
-    for (size_t K = size_t(U.RankBase[R]) * 2; K < size_t(U.RankBase[R + 1]) * 2; ++K)
+    for (size_t K = size_t(U.RankBase[R]) * 2;
+         K < size_t(U.RankBase[R + 1]) * 2; ++K)
       Extra[R] += (TL.CrossProd[K] != None) + (TL.CrossCons[K] != None);
 
   uint64_t Inserted = 0;
@@ -177,7 +185,8 @@ void InsertCommsPass::run(Schedule &S, PassContext &Ctx) {
     size_t Head = 0;
     auto Push = [&](const Event &E) {
       Pending.push_back(E);
-      for (size_t K = Pending.size() - 1; K > Head && E.before(Pending[K - 1]); --K)
+      for (size_t K = Pending.size() - 1; K > Head && E.before(Pending[K - 1]);
+           --K)
         std::swap(Pending[K], Pending[K - 1]);
       ++Inserted;
     };
@@ -199,10 +208,11 @@ void InsertCommsPass::run(Schedule &S, PassContext &Ctx) {
           if (P == None)
             continue;
           const Action &X = Acts[LookI + J];
-          Push(Event::pair(TL, P, LookUnit, J,
-                           Action::comm(X.Kind == ActionKind::F ? ActionKind::RecvF
-                                                                : ActionKind::RecvB,
-                                        X.Microbatch, X.Stage, U.UnitRank[P], X.Loc)));
+          Push(Event::pair(
+              TL, P, LookUnit, J,
+              Action::comm(X.Kind == ActionKind::F ? ActionKind::RecvF
+                                                   : ActionKind::RecvB,
+                           X.Microbatch, X.Stage, U.UnitRank[P], X.Loc)));
         }
         LookI += Len;
         ++LookUnit;
@@ -235,10 +245,11 @@ void InsertCommsPass::run(Schedule &S, PassContext &Ctx) {
           continue;
         uint32_t C = E >> 1;
         const Action &X = Acts[I + J];
-        Push(Event::pair(TL, Unit, C, E & 1,
-                         Action::comm(X.Kind == ActionKind::F ? ActionKind::SendF
-                                                              : ActionKind::SendB,
-                                      X.Microbatch, X.Stage, U.UnitRank[C], X.Loc)));
+        Push(Event::pair(
+            TL, Unit, C, E & 1,
+            Action::comm(X.Kind == ActionKind::F ? ActionKind::SendF
+                                                 : ActionKind::SendB,
+                         X.Microbatch, X.Stage, U.UnitRank[C], X.Loc)));
       }
       I += Len;
       ++Unit;

@@ -51,17 +51,20 @@ public:
         continue;
       Ctx.Diags
           .report(DiagKind::MemoryLimit, locOf(S, Acts[Over]),
-                  fmt::format("rank {} holds {} activations after {}, above the "
-                              "memory limit of {}",
-                              R, AtOver, describe(S, int32_t(R), Over),
-                              *S.MemoryLimit))
-          .note(S.DeclLoc, fmt::format("rank {} peaks at {} activations", R, Max));
+                  fmt::format(
+                      "rank {} holds {} activations after {}, above the "
+                      "memory limit of {}",
+                      R, AtOver, describe(S, int32_t(R), Over), *S.MemoryLimit))
+          .note(S.DeclLoc,
+                fmt::format("rank {} peaks at {} activations", R, Max));
     }
   }
 };
 
 } // namespace
 
-std::unique_ptr<Pass> createMemoryPass() { return std::make_unique<MemoryPass>(); }
+std::unique_ptr<Pass> createMemoryPass() {
+  return std::make_unique<MemoryPass>();
+}
 
 } // namespace pps::passes

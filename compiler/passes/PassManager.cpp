@@ -43,8 +43,8 @@ bool PassManager::run(ir::Schedule &S, PassContext &Ctx) {
     P->run(S, Ctx);
     auto End = std::chrono::steady_clock::now();
     Times.push_back(
-        {P->name(), std::chrono::duration<double, std::milli>(End - Start)
-                        .count()});
+        {P->name(),
+         std::chrono::duration<double, std::milli>(End - Start).count()});
     if (shouldPrintAfter(P->name()) && Opts.Printer) {
       Dump << "// -----// IR after " << P->name() << " //----- //\n";
       Opts.Printer(S, Dump);
@@ -63,8 +63,7 @@ bool PassManager::run(ir::Schedule &S, PassContext &Ctx) {
                         S.numActions());
     for (const Timing &T : Times)
       Dump << fmt::format("  {:>10.3f} ms  {:5.1f}%  {}\n", T.Ms,
-                          Total > 0 ? 100.0 * T.Ms / Total : 0.0,
-                          T.Name.str());
+                          Total > 0 ? 100.0 * T.Ms / Total : 0.0, T.Name.str());
   }
   return Ok;
 }

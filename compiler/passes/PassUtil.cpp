@@ -14,8 +14,7 @@ std::string describe(const Schedule &S, int32_t Rank, size_t Index) {
   const Action &A = S.Ranks[Rank].Actions[Index];
   if (A.Loc != NoLoc)
     return fmt::format("`{}`", actionText(A));
-  return fmt::format("`{}` (rank {} action #{})", actionText(A), Rank,
-                     Index);
+  return fmt::format("`{}` (rank {} action #{})", actionText(A), Rank, Index);
 }
 
 int32_t partnerStage(const Action &A) {
@@ -33,11 +32,16 @@ int32_t partnerStage(const Action &A) {
 
 ActionKind partnerKind(ActionKind K) {
   switch (K) {
-  case ActionKind::SendF: return ActionKind::RecvF;
-  case ActionKind::RecvF: return ActionKind::SendF;
-  case ActionKind::SendB: return ActionKind::RecvB;
-  case ActionKind::RecvB: return ActionKind::SendB;
-  default: return K;
+  case ActionKind::SendF:
+    return ActionKind::RecvF;
+  case ActionKind::RecvF:
+    return ActionKind::SendF;
+  case ActionKind::SendB:
+    return ActionKind::RecvB;
+  case ActionKind::RecvB:
+    return ActionKind::SendB;
+  default:
+    return K;
   }
 }
 
@@ -78,7 +82,8 @@ void UnitIndex::build(const Schedule &S) {
   const Topology &T = S.Topo;
   size_t NumRanks = S.Ranks.size();
   RankBase.assign(NumRanks + 1, 0);
-  size_t Cells = size_t(std::max(T.Microbatches, 0)) * size_t(std::max(T.Stages, 0));
+  size_t Cells =
+      size_t(std::max(T.Microbatches, 0)) * size_t(std::max(T.Stages, 0));
   UnitF.assign(Cells, None);
   UnitBI.assign(Cells, None);
   UnitRank.clear();
@@ -99,8 +104,9 @@ void UnitIndex::build(const Schedule &S) {
         const Action &A = Acts[I + J];
         if (A.Kind == ActionKind::W || !inRange(T, A))
           continue;
-        auto &Slot = A.Kind == ActionKind::F ? UnitF[msIndex(T, A.Microbatch, A.Stage)]
-                                             : UnitBI[msIndex(T, A.Microbatch, A.Stage)];
+        auto &Slot = A.Kind == ActionKind::F
+                         ? UnitF[msIndex(T, A.Microbatch, A.Stage)]
+                         : UnitBI[msIndex(T, A.Microbatch, A.Stage)];
         if (Slot == None)
           Slot = U * 2 + J;
         else
@@ -141,7 +147,9 @@ uint32_t consumerEntry(const Topology &T, const UnitIndex &U, const Action &A) {
   return None;
 }
 
-static double clampCost(double C) { return std::isfinite(C) && C > 0 ? C : 0.0; }
+static double clampCost(double C) {
+  return std::isfinite(C) && C > 0 ? C : 0.0;
+}
 
 double unitCost(const Schedule &S, const std::vector<Action> &Acts, size_t I) {
   const Action *First = &Acts[I];
@@ -195,7 +203,8 @@ bool computeTimeline(const Schedule &S, const UnitIndex &U, Timeline &TL) {
   uint32_t Counter = 0;
   auto RankOfUnit = [&](uint32_t X) {
     return int32_t(std::upper_bound(U.RankBase.begin(), U.RankBase.end(), X) -
-                   U.RankBase.begin()) - 1;
+                   U.RankBase.begin()) -
+           1;
   };
 
   auto Advance = [&](int32_t R) {
@@ -225,7 +234,8 @@ bool computeTimeline(const Schedule &S, const UnitIndex &U, Timeline &TL) {
           Waiters[RankOfUnit(P)].push_back(R);
           return;
         }
-        Ready = std::max(Ready, TL.End[P] + (X.Kind == ActionKind::F ? MsgF : MsgB));
+        Ready = std::max(Ready,
+                         TL.End[P] + (X.Kind == ActionKind::F ? MsgF : MsgB));
         Prod[J] = EP;
       }
       for (unsigned J = 0; J < Len; ++J)
@@ -267,12 +277,14 @@ bool computeTimeline(const Schedule &S, const UnitIndex &U, Timeline &TL) {
   for (size_t R = 0; R < NumRanks; ++R) {
     TL.Makespan = std::max(TL.Makespan, RankTime[R]);
     if (U.RankBase[R] + UnitCursor[R] < U.RankBase[R + 1])
-      TL.Blocked.push_back({int32_t(R), U.RankBase[R] + UnitCursor[R], WaitFor[R]});
+      TL.Blocked.push_back(
+          {int32_t(R), U.RankBase[R] + UnitCursor[R], WaitFor[R]});
   }
   return TL.Blocked.empty();
 }
 
-std::vector<int32_t> shortestCycle(llvm::ArrayRef<llvm::SmallVector<int32_t, 2>> Adj) {
+std::vector<int32_t>
+shortestCycle(llvm::ArrayRef<llvm::SmallVector<int32_t, 2>> Adj) {
   size_t N = Adj.size();
   for (size_t R = 0; R < N; ++R)
     for (int32_t Q : Adj[R])

@@ -1,4 +1,5 @@
-//===- PassUtil.h - helpers shared by the passes (private) -----------------===//
+//===- PassUtil.h - helpers shared by the passes (private)
+//-----------------===//
 //
 // Private to compiler/passes: action spelling for messages, locations with
 // the builder fallback, the flat (microbatch, stage) index, the compute
@@ -129,6 +130,7 @@ bool computeTimeline(const ir::Schedule &S, const UnitIndex &U, Timeline &T);
 /// (r0 waits for r1 waits for ... waits for r0); empty if there is none.
 /// Breadth-first search from every node, stopping early at a self-loop or a
 /// 2-cycle and bounded in total work for pathological graphs.
-std::vector<int32_t> shortestCycle(llvm::ArrayRef<llvm::SmallVector<int32_t, 2>> Adj);
+std::vector<int32_t>
+shortestCycle(llvm::ArrayRef<llvm::SmallVector<int32_t, 2>> Adj);
 
 } // namespace pps::passes::detail

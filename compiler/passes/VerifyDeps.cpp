@@ -24,19 +24,38 @@ using namespace detail;
 
 namespace {
 
-enum Slot : unsigned { SF, SB, SI, SW, SSendF, SRecvF, SSendB, SRecvB, NumSlots };
+enum Slot : unsigned {
+  SF,
+  SB,
+  SI,
+  SW,
+  SSendF,
+  SRecvF,
+  SSendB,
+  SRecvB,
+  NumSlots
+};
 
 unsigned slotOf(ActionKind K) {
   switch (K) {
-  case ActionKind::F: return SF;
-  case ActionKind::B: return SB;
-  case ActionKind::I: return SI;
-  case ActionKind::W: return SW;
-  case ActionKind::SendF: return SSendF;
-  case ActionKind::RecvF: return SRecvF;
-  case ActionKind::SendB: return SSendB;
-  case ActionKind::RecvB: return SRecvB;
-  default: return NumSlots;
+  case ActionKind::F:
+    return SF;
+  case ActionKind::B:
+    return SB;
+  case ActionKind::I:
+    return SI;
+  case ActionKind::W:
+    return SW;
+  case ActionKind::SendF:
+    return SSendF;
+  case ActionKind::RecvF:
+    return SRecvF;
+  case ActionKind::SendB:
+    return SSendB;
+  case ActionKind::RecvB:
+    return SRecvB;
+  default:
+    return NumSlots;
   }
 }
 
@@ -54,11 +73,15 @@ private:
 
   uint32_t gid(int32_t R, size_t I) const { return Base[R] + uint32_t(I); }
   size_t local(int32_t R, uint32_t G) const { return G - Base[R]; }
-  std::string name(ActionKind K, int32_t Mb, int32_t Stage, int32_t Peer = -1) const {
-    return fmt::format("`{}`", ir::actionText(Peer < 0 ? Action::compute(K, Mb, Stage)
-                                              : Action::comm(K, Mb, Stage, Peer)));
+  std::string name(ActionKind K, int32_t Mb, int32_t Stage,
+                   int32_t Peer = -1) const {
+    return fmt::format(
+        "`{}`", ir::actionText(Peer < 0 ? Action::compute(K, Mb, Stage)
+                                        : Action::comm(K, Mb, Stage, Peer)));
   }
-  LocId loc(int32_t R, size_t I) const { return locOf(S, S.Ranks[R].Actions[I]); }
+  LocId loc(int32_t R, size_t I) const {
+    return locOf(S, S.Ranks[R].Actions[I]);
+  }
 
   const Schedule &S;
   const Topology &T;
@@ -69,7 +92,9 @@ private:
   /// holds every kind of a cell: Cells[Id * Stride + slot].
   std::vector<uint32_t> Cells;
   unsigned Stride = 4;
-  uint32_t &pos(unsigned Slot, uint32_t Id) { return Cells[size_t(Id) * Stride + Slot]; }
+  uint32_t &pos(unsigned Slot, uint32_t Id) {
+    return Cells[size_t(Id) * Stride + Slot];
+  }
   std::vector<uint32_t> Prefix; // compute units before each action (one rank)
 };
 
@@ -85,14 +110,16 @@ bool Verifier::checkShape() {
     D.report(DiagKind::InvalidValue, S.DeclLoc,
              fmt::format("the topology is incomplete: {} ranks, {} stages ({} "
                          "placed), {} microbatches",
-                         T.Ranks, T.Stages, T.StageToRank.size(), T.Microbatches));
+                         T.Ranks, T.Stages, T.StageToRank.size(),
+                         T.Microbatches));
     return false;
   }
   for (int32_t St = 0; St < T.Stages; ++St)
     if (T.StageToRank[St] < 0 || T.StageToRank[St] >= T.Ranks) {
-      D.report(DiagKind::StagePlacement, S.DeclLoc,
-               fmt::format("stage {} is placed on rank {}, which does not exist",
-                           St, T.StageToRank[St]));
+      D.report(
+          DiagKind::StagePlacement, S.DeclLoc,
+          fmt::format("stage {} is placed on rank {}, which does not exist", St,
+                      T.StageToRank[St]));
       return false;
     }
   return true;
@@ -131,9 +158,10 @@ void Verifier::registerActions() {
         continue;
       }
       if (T.rankOf(A.Stage) != R) {
-        D.report(DiagKind::StrayAction, loc(R, I),
-                 fmt::format("{} is on rank {}, but stage {} is placed on rank {}",
-                             describe(S, R, I), R, A.Stage, T.rankOf(A.Stage)));
+        D.report(
+            DiagKind::StrayAction, loc(R, I),
+            fmt::format("{} is on rank {}, but stage {} is placed on rank {}",
+                        describe(S, R, I), R, A.Stage, T.rankOf(A.Stage)));
         continue;
       }
       if (isControl(A.Kind))
@@ -164,9 +192,11 @@ void Verifier::registerActions() {
       uint32_t &P = pos(slotOf(A.Kind), msIndex(T, A.Microbatch, A.Stage));
       if (P != None) {
         size_t First = local(R, P);
-        D.report(DiagKind::DuplicateAction, loc(R, I),
-                 fmt::format("{} appears twice on rank {}", describe(S, R, I), R))
-            .note(loc(R, First), fmt::format("first as {}", describe(S, R, First)));
+        D.report(
+             DiagKind::DuplicateAction, loc(R, I),
+             fmt::format("{} appears twice on rank {}", describe(S, R, I), R))
+            .note(loc(R, First),
+                  fmt::format("first as {}", describe(S, R, First)));
         continue;
       }
       P = gid(R, I);
@@ -189,25 +219,30 @@ void Verifier::checkComplete() {
            HasW = pos(SW, Id) != None;
       if (HasB && (HasI || HasW)) {
         uint32_t Other = HasI ? pos(SI, Id) : pos(SW, Id);
-        D.report(DiagKind::DuplicateAction, loc(R, local(R, std::max(Other, pos(SB, Id)))),
-                 fmt::format("{} and {} both appear: the backward of microbatch "
-                             "{} on stage {} is either B, or I and W",
-                             name(ActionKind::B, M, St),
-                             name(HasI ? ActionKind::I : ActionKind::W, M, St), M, St));
+        D.report(DiagKind::DuplicateAction,
+                 loc(R, local(R, std::max(Other, pos(SB, Id)))),
+                 fmt::format(
+                     "{} and {} both appear: the backward of microbatch "
+                     "{} on stage {} is either B, or I and W",
+                     name(ActionKind::B, M, St),
+                     name(HasI ? ActionKind::I : ActionKind::W, M, St), M, St));
         continue;
       }
       if (!HasB && !HasI && !HasW)
         D.report(DiagKind::MissingAction, S.DeclLoc,
                  fmt::format("{} (or {} and {}) is missing: rank {} never runs "
                              "the backward of microbatch {} on stage {}",
-                             name(ActionKind::B, M, St), name(ActionKind::I, M, St),
+                             name(ActionKind::B, M, St),
+                             name(ActionKind::I, M, St),
                              name(ActionKind::W, M, St), R, M, St));
       else if (HasI != HasW)
-        D.report(DiagKind::MissingAction, loc(R, local(R, HasI ? pos(SI, Id) : pos(SW, Id))),
-                 fmt::format("{} is missing: rank {} runs {} but not {}",
-                             name(HasI ? ActionKind::W : ActionKind::I, M, St), R,
-                             name(HasI ? ActionKind::I : ActionKind::W, M, St),
-                             name(HasI ? ActionKind::W : ActionKind::I, M, St)));
+        D.report(
+            DiagKind::MissingAction,
+            loc(R, local(R, HasI ? pos(SI, Id) : pos(SW, Id))),
+            fmt::format("{} is missing: rank {} runs {} but not {}",
+                        name(HasI ? ActionKind::W : ActionKind::I, M, St), R,
+                        name(HasI ? ActionKind::I : ActionKind::W, M, St),
+                        name(HasI ? ActionKind::W : ActionKind::I, M, St)));
     }
 }
 
@@ -254,12 +289,12 @@ void Verifier::checkRank(int32_t R) {
       size_t PI = local(R, Prod);
       if (PI >= UnitStart && PI <= UnitEnd)
         D.report(DiagKind::DependencyOrder, loc(R, I),
-                 fmt::format("{} is overlapped with {}, which it needs", describe(S, R, I),
-                             describe(S, R, PI)));
+                 fmt::format("{} is overlapped with {}, which it needs",
+                             describe(S, R, I), describe(S, R, PI)));
       else if (PI > I)
         D.report(DiagKind::DependencyOrder, loc(R, I),
-                 fmt::format("{} runs before {}, which it needs", describe(S, R, I),
-                             describe(S, R, PI)))
+                 fmt::format("{} runs before {}, which it needs",
+                             describe(S, R, I), describe(S, R, PI)))
             .note(loc(R, PI), fmt::format("{} is here", describe(S, R, PI)));
     }
     if (!HasComms)
@@ -272,23 +307,27 @@ void Verifier::checkRank(int32_t R) {
       ActionKind RK = IsF ? ActionKind::RecvF : ActionKind::RecvB;
       uint32_t Rv = pos(IsF ? SRecvF : SRecvB, Id);
       if (Rv == None) {
-        D.report(DiagKind::MissingComm, loc(R, I),
-                 fmt::format("{} on rank {} needs {} from rank {}, but no {} carries it",
-                             describe(S, R, I), R,
-                             name(IsF ? ActionKind::F : ActionKind::B, M,
-                                  IsF ? St - 1 : St + 1),
-                             From, name(RK, M, St, From)));
+        D.report(
+            DiagKind::MissingComm, loc(R, I),
+            fmt::format(
+                "{} on rank {} needs {} from rank {}, but no {} carries it",
+                describe(S, R, I), R,
+                name(IsF ? ActionKind::F : ActionKind::B, M,
+                     IsF ? St - 1 : St + 1),
+                From, name(RK, M, St, From)));
       } else if (local(R, Rv) > UnitStart) {
         D.report(DiagKind::DependencyOrder, loc(R, local(R, Rv)),
                  fmt::format("{} comes after {}, which needs it",
                              describe(S, R, local(R, Rv)), describe(S, R, I)))
             .note(loc(R, I), fmt::format("{} is here", describe(S, R, I)));
       } else if (Prefix[UnitStart] - Prefix[local(R, Rv)] > EarlyRecvDistance) {
-        D.report(DiagKind::EarlyRecv, loc(R, local(R, Rv)),
-                 fmt::format("{} is posted {} computes before {} needs it; under "
-                             "rendezvous it stalls the rank, and it holds a buffer",
-                             describe(S, R, local(R, Rv)),
-                             Prefix[UnitStart] - Prefix[local(R, Rv)], describe(S, R, I)))
+        D.report(
+             DiagKind::EarlyRecv, loc(R, local(R, Rv)),
+             fmt::format("{} is posted {} computes before {} needs it; under "
+                         "rendezvous it stalls the rank, and it holds a buffer",
+                         describe(S, R, local(R, Rv)),
+                         Prefix[UnitStart] - Prefix[local(R, Rv)],
+                         describe(S, R, I)))
             .note(loc(R, I), fmt::format("{} is here", describe(S, R, I)));
       }
     }
@@ -300,11 +339,12 @@ void Verifier::checkRank(int32_t R) {
       uint32_t Sd = pos(IsF ? SSendF : SSendB, Id);
       if (Sd == None) {
         D.report(DiagKind::MissingComm, loc(R, I),
-                 fmt::format("{} on rank {} feeds {} on rank {}, but no {} carries it",
-                             describe(S, R, I), R,
-                             name(IsF ? ActionKind::F : ActionKind::B, M,
-                                  IsF ? St + 1 : St - 1),
-                             To, name(SK, M, St, To)));
+                 fmt::format(
+                     "{} on rank {} feeds {} on rank {}, but no {} carries it",
+                     describe(S, R, I), R,
+                     name(IsF ? ActionKind::F : ActionKind::B, M,
+                          IsF ? St + 1 : St - 1),
+                     To, name(SK, M, St, To)));
       } else if (local(R, Sd) < UnitEnd) {
         D.report(DiagKind::DependencyOrder, loc(R, local(R, Sd)),
                  fmt::format("{} comes before {}, whose output it carries",
@@ -338,7 +378,8 @@ class VerifyDepsPass : public Pass {
 public:
   llvm::StringRef name() const override { return "verify-deps"; }
   llvm::StringRef description() const override {
-    return "check every compute is present once, in dependency order, with its comms";
+    return "check every compute is present once, in dependency order, with its "
+           "comms";
   }
   void run(Schedule &S, PassContext &Ctx) override {
     Ctx.Results.DepsVerified = verifyDeps(S, Ctx.Diags);

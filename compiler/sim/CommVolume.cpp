@@ -17,9 +17,12 @@ llvm::StringRef commVolumeKindName(CommVolumeKind K) {
 }
 llvm::StringRef cachePolicyName(CachePolicy P) {
   switch (P) {
-  case CachePolicy::Disabled: return "disabled";
-  case CachePolicy::Fifo: return "fifo";
-  case CachePolicy::Lru: return "lru";
+  case CachePolicy::Disabled:
+    return "disabled";
+  case CachePolicy::Fifo:
+    return "fifo";
+  case CachePolicy::Lru:
+    return "lru";
   }
   return "?";
 }
@@ -29,7 +32,8 @@ llvm::StringRef cacheEvictionName(CacheEviction E) {
 
 std::optional<CommVolumeKind> parseCommVolumeKind(llvm::StringRef S) {
   return llvm::StringSwitch<std::optional<CommVolumeKind>>(S)
-      .Cases("activation-tensor", "activation", CommVolumeKind::ActivationTensor)
+      .Cases("activation-tensor", "activation",
+             CommVolumeKind::ActivationTensor)
       .Cases("block-residual-cache", "residual",
              CommVolumeKind::BlockResidualCache)
       .Default(std::nullopt);

@@ -234,7 +234,9 @@ private:
   bool validPeer(int32_t R, const Action &A) const {
     return A.Peer >= 0 && A.Peer < P && A.Peer != R;
   }
-  double &endOf(uint64_t Ref) { return Res.Times[refRank(Ref)].End[refIdx(Ref)]; }
+  double &endOf(uint64_t Ref) {
+    return Res.Times[refRank(Ref)].End[refIdx(Ref)];
+  }
   double &xstartOf(uint64_t Ref) {
     return Res.Times[refRank(Ref)].TransferStart[refIdx(Ref)];
   }
@@ -530,8 +532,8 @@ int32_t Sim::nextWoken(int32_t From, bool Up, int32_t Lo, int32_t Hi) const {
     int32_t R = int32_t(Wd * 64 + unsigned(__builtin_ctzll(W)));
     return R < Hi ? R : -1;
   }
-  uint64_t W = Woken[Wd] & (Bit == 63 ? ~uint64_t(0)
-                                      : (uint64_t(1) << (Bit + 1)) - 1);
+  uint64_t W =
+      Woken[Wd] & (Bit == 63 ? ~uint64_t(0) : (uint64_t(1) << (Bit + 1)) - 1);
   while (!W) {
     if (Wd-- == 0)
       return -1;
@@ -786,8 +788,8 @@ bool Sim::advanceBlocking(int32_t R) {
         if (ir::isRecv(A.Kind) && validKey(A)) {
           size_t K = key(A.Microbatch, A.Stage);
           Event &Ev = A.Kind == ActionKind::RecvF ? RecvF[K] : RecvB[K];
-        if (!known(Ev.At) || Ev.Rank != R)
-          Ev = Event{Pending, R, I};
+          if (!known(Ev.At) || Ev.Rank != R)
+            Ev = Event{Pending, R, I};
         }
         postBatch(R, Sm, St.ComputeFree, St.LastCompute);
         Moved = true;
@@ -1108,8 +1110,8 @@ void Sim::reportDeadlock() {
     const Action &A = S.Ranks[R].Actions[Wait];
     std::string What;
     if (ir::isRecv(A.Kind))
-      What = fmt::format("rank {} waits in '{}' for a send that never comes",
-                         R, ir::actionText(A));
+      What = fmt::format("rank {} waits in '{}' for a send that never comes", R,
+                         ir::actionText(A));
     else if (ir::isSend(A.Kind))
       What = fmt::format("rank {} waits in '{}' for a receive that is never "
                          "posted",

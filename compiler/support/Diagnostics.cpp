@@ -1,8 +1,8 @@
 //===- Diagnostics.cpp - the diagnostics engine ---------------------------===//
 #include "pps/support/Diagnostics.h"
 
-#include "llvm/Support/JSON.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
 
 #include <fmt/format.h>
 
@@ -22,9 +22,7 @@ const KindInfo KindTable[] = {
 };
 } // namespace
 
-llvm::StringRef diagKindName(DiagKind K) {
-  return KindTable[unsigned(K)].Name;
-}
+llvm::StringRef diagKindName(DiagKind K) { return KindTable[unsigned(K)].Name; }
 llvm::StringRef diagKindDescription(DiagKind K) {
   return KindTable[unsigned(K)].Desc;
 }

@@ -50,7 +50,7 @@ llvm::StringRef SourceManager::lineText(LocId Id) const {
     return {};
   uint32_t Begin = F.LineStarts[P.Line - 1];
   uint32_t End = P.Line < F.LineStarts.size() ? F.LineStarts[P.Line] - 1
-                                               : F.Contents.size();
+                                              : F.Contents.size();
   llvm::StringRef Line = llvm::StringRef(F.Contents).slice(Begin, End);
   return Line.rtrim("\r");
 }

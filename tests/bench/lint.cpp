@@ -31,9 +31,9 @@
 #include <sys/resource.h>
 
 #include <algorithm>
-#include <ctime>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <functional>
 
 using namespace pps;
@@ -90,7 +90,8 @@ long maxRssKb() {
 
 /// Peak RSS growth (bytes) while building and linting one schedule, and the
 /// actions it ends with.
-std::pair<double, size_t> memoryPerAction(const std::function<ir::Schedule()> &Build) {
+std::pair<double, size_t>
+memoryPerAction(const std::function<ir::Schedule()> &Build) {
   bool Reset = resetPeak();
   long Base = statusKb("VmRSS");
   long Before = Reset ? statusKb("VmHWM") : maxRssKb();
@@ -123,8 +124,8 @@ double secondsToLint(const ir::Schedule &Base, int Reps) {
   return Best;
 }
 
-void runLint(benchmark::State &State, const std::function<ir::Schedule(int32_t)> &Build,
-             int32_t M) {
+void runLint(benchmark::State &State,
+             const std::function<ir::Schedule(int32_t)> &Build, int32_t M) {
   auto [BytesPerAction, Actions] = memoryPerAction([&] { return Build(M); });
   ir::Schedule Base = Build(M);
   size_t Computes = Base.numActions();
@@ -156,8 +157,9 @@ void runLint(benchmark::State &State, const std::function<ir::Schedule(int32_t)>
 }
 
 void BM_LintInterleaved64x2(benchmark::State &State) {
-  runLint(State, [](int32_t M) { return testing::interleaved(64, 2, M); },
-          int32_t(State.range(0)));
+  runLint(
+      State, [](int32_t M) { return testing::interleaved(64, 2, M); },
+      int32_t(State.range(0)));
 }
 BENCHMARK(BM_LintInterleaved64x2)
     ->Arg(4096)
@@ -165,8 +167,9 @@ BENCHMARK(BM_LintInterleaved64x2)
     ->MinTime(2.0);
 
 void BM_LintOneFOneB1024(benchmark::State &State) {
-  runLint(State, [](int32_t M) { return testing::oneFOneB(1024, M); },
-          int32_t(State.range(0)));
+  runLint(
+      State, [](int32_t M) { return testing::oneFOneB(1024, M); },
+      int32_t(State.range(0)));
 }
 BENCHMARK(BM_LintOneFOneB1024)
     ->Arg(1024)

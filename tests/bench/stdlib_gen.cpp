@@ -61,9 +61,9 @@ void BM_StdlibGen(benchmark::State &State, const Case &C, int64_t P,
     benchmark::DoNotOptimize(S);
   }
   State.counters["actions"] = double(Actions);
-  State.counters["actions_per_s"] = benchmark::Counter(
-      double(Actions) * double(State.iterations()),
-      benchmark::Counter::kIsRate);
+  State.counters["actions_per_s"] =
+      benchmark::Counter(double(Actions) * double(State.iterations()),
+                         benchmark::Counter::kIsRate);
 }
 
 int registerAll() {

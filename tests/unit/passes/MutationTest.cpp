@@ -2,12 +2,12 @@
 //
 // Takes valid lowered schedules (insert-comms output, one with overlap
 // pairs), applies thousands of random edits (swap adjacent actions, drop
-// one, duplicate one, move a receive) and compares the linter's verdict with a reference written here:
-// an obviously-correct executor that steps the ranks round-robin, posts
-// comm groups into FIFO channel queues, pairs the n-th send with the n-th
-// receive, and checks every compute's inputs as it runs. They must agree on
-// every case, both on "runs to the end" (the deadlock pass's DeadlockFree)
-// and on "valid" (no error from verify-deps or deadlock).
+// one, duplicate one, move a receive) and compares the linter's verdict with a
+// reference written here: an obviously-correct executor that steps the ranks
+// round-robin, posts comm groups into FIFO channel queues, pairs the n-th send
+// with the n-th receive, and checks every compute's inputs as it runs. They
+// must agree on every case, both on "runs to the end" (the deadlock pass's
+// DeadlockFree) and on "valid" (no error from verify-deps or deadlock).
 //
 //===----------------------------------------------------------------------===//
 #include "Schedules.h"
@@ -42,7 +42,8 @@ struct RefVerdict {
 
 class Reference {
 public:
-  Reference(const Schedule &S, CommModel Model) : S(S), T(S.Topo), Model(Model) {}
+  Reference(const Schedule &S, CommModel Model)
+      : S(S), T(S.Topo), Model(Model) {}
 
   RefVerdict run() {
     size_t P = S.Ranks.size();
@@ -75,9 +76,12 @@ public:
     // Counts per (microbatch, stage).
     for (int M = 0; M < T.Microbatches; ++M)
       for (int St = 0; St < T.Stages; ++St) {
-        int F = Runs.count({ActionKind::F, M, St}), B = Runs.count({ActionKind::B, M, St}),
-            I = Runs.count({ActionKind::I, M, St}), W = Runs.count({ActionKind::W, M, St});
-        if (F != 1 || !((B == 1 && I == 0 && W == 0) || (B == 0 && I == 1 && W == 1)))
+        int F = Runs.count({ActionKind::F, M, St}),
+            B = Runs.count({ActionKind::B, M, St}),
+            I = Runs.count({ActionKind::I, M, St}),
+            W = Runs.count({ActionKind::W, M, St});
+        if (F != 1 ||
+            !((B == 1 && I == 0 && W == 0) || (B == 0 && I == 1 && W == 1)))
           bad("a compute is missing or repeated");
       }
     V.Valid = Why.empty();
@@ -148,8 +152,9 @@ private:
 
   /// The rank that must be at the other end of a comm, or -1 if none.
   int expectedPeer(const Action &A) const {
-    int PS = (A.Kind == ActionKind::SendF || A.Kind == ActionKind::RecvB) ? A.Stage + 1
-                                                                          : A.Stage - 1;
+    int PS = (A.Kind == ActionKind::SendF || A.Kind == ActionKind::RecvB)
+                 ? A.Stage + 1
+                 : A.Stage - 1;
     if (PS < 0 || PS >= T.Stages)
       return -1;
     return T.StageToRank[PS];
@@ -178,8 +183,8 @@ private:
     }
     if (A.Peer < 0 || A.Peer >= int(S.Ranks.size()))
       return; // goes nowhere: never matched
-    std::pair<int, int> Ch = isSend(A.Kind) ? std::make_pair(R, A.Peer)
-                                            : std::make_pair(A.Peer, R);
+    std::pair<int, int> Ch =
+        isSend(A.Kind) ? std::make_pair(R, A.Peer) : std::make_pair(A.Peer, R);
     Channel &C = Channels[Ch];
     (isSend(A.Kind) ? C.Sends : C.Recvs).push_back({R, int(I)});
     while (!C.Sends.empty() && !C.Recvs.empty()) {
@@ -203,7 +208,8 @@ private:
       bad("a receive got another message");
       return;
     }
-    Delivered[R].insert({Fwd ? ActionKind::F : ActionKind::B, Rv.Microbatch, Rv.Stage});
+    Delivered[R].insert(
+        {Fwd ? ActionKind::F : ActionKind::B, Rv.Microbatch, Rv.Stage});
   }
 
   void checkInputs(int R, const Action &X) {
@@ -221,8 +227,9 @@ private:
     switch (X.Kind) {
     case ActionKind::F:
       if (St > 0)
-        Ok = T.StageToRank[St - 1] == R ? DoneHere(ActionKind::F, St - 1)
-                                        : Delivered[R].count({ActionKind::F, M, St}) > 0;
+        Ok = T.StageToRank[St - 1] == R
+                 ? DoneHere(ActionKind::F, St - 1)
+                 : Delivered[R].count({ActionKind::F, M, St}) > 0;
       break;
     case ActionKind::B:
     case ActionKind::I:
@@ -287,7 +294,8 @@ std::string dump(const Schedule &S) {
   for (size_t R = 0; R < S.Ranks.size(); ++R) {
     OS << "rank " << R << ":";
     for (const Action &A : S.Ranks[R].Actions) {
-      OS << " " << actionKindName(A.Kind).str() << A.Microbatch << "@" << A.Stage;
+      OS << " " << actionKindName(A.Kind).str() << A.Microbatch << "@"
+         << A.Stage;
       if (isComm(A.Kind))
         OS << ">" << A.Peer;
     }
@@ -298,7 +306,9 @@ std::string dump(const Schedule &S) {
 
 /// One random edit; false if the schedule had nothing to edit.
 bool mutate(Schedule &S, std::mt19937 &Rng) {
-  auto Pick = [&](size_t N) { return size_t(std::uniform_int_distribution<size_t>(0, N - 1)(Rng)); };
+  auto Pick = [&](size_t N) {
+    return size_t(std::uniform_int_distribution<size_t>(0, N - 1)(Rng));
+  };
   size_t R = Pick(S.Ranks.size());
   auto &Acts = S.Ranks[R].Actions;
   if (Acts.size() < 2)
@@ -347,14 +357,17 @@ Schedule lowered(Schedule S) {
 TEST(Mutation, LinterAgreesWithTheReferenceExecutor) {
   std::vector<Schedule> Bases;
   Bases.push_back(lowered(pps::testing::oneFOneB(3, 3)));
-  Bases.push_back(lowered(pps::testing::oneFOneB(4, 2))); // fewer microbatches than ranks
+  Bases.push_back(
+      lowered(pps::testing::oneFOneB(4, 2))); // fewer microbatches than ranks
   Bases.push_back(lowered(pps::testing::interleaved(2, 2, 2)));
   Bases.push_back(lowered(pps::testing::interleaved(2, 2, 4)));
   Bases.push_back(lowered(pps::testing::gpipe(2, 4, 2, Placement::V)));
-  Bases.push_back(lowered(pps::testing::gpipe(3, 3, 2, Placement::Loop, {}, /*Split=*/true)));
+  Bases.push_back(lowered(
+      pps::testing::gpipe(3, 3, 2, Placement::Loop, {}, /*Split=*/true)));
   {
     int32_t Map[] = {0, 0, 1, 2, 1};
-    Bases.push_back(lowered(pps::testing::gpipe(3, 5, 2, Placement::Loop, Map)));
+    Bases.push_back(
+        lowered(pps::testing::gpipe(3, 5, 2, Placement::Loop, Map)));
   }
   {
     // 1F1B on 2 ranks with the steady state's F and B overlapped on rank 1.
@@ -372,7 +385,8 @@ TEST(Mutation, LinterAgreesWithTheReferenceExecutor) {
   const int PerBase = 500;
   unsigned Cases = 0, Stuck = 0, Valid = 0, Disagree = 0;
   for (const Schedule &Base : Bases)
-    for (CommModel M : {CommModel::Rendezvous, CommModel::Eager, CommModel::Batched}) {
+    for (CommModel M :
+         {CommModel::Rendezvous, CommModel::Eager, CommModel::Batched}) {
       // The unedited schedule is valid and finishes.
       RefVerdict R0 = Reference(Base, M).run();
       ASSERT_TRUE(R0.Valid && R0.Completes) << R0.Why << "\n" << dump(Base);
@@ -392,11 +406,13 @@ TEST(Mutation, LinterAgreesWithTheReferenceExecutor) {
         Valid += R.Valid;
         if (R.Completes != L.Completes || R.Valid != L.Valid) {
           if (++Disagree <= 5)
-            ADD_FAILURE() << "model " << commModelName(M).str() << ": reference says "
+            ADD_FAILURE() << "model " << commModelName(M).str()
+                          << ": reference says "
                           << (R.Completes ? "finishes" : "stuck") << ", "
                           << (R.Valid ? "valid" : "invalid (" + R.Why + ")")
-                          << "; linter says " << (L.Completes ? "finishes" : "stuck")
-                          << ", " << (L.Valid ? "valid" : "invalid") << "\n"
+                          << "; linter says "
+                          << (L.Completes ? "finishes" : "stuck") << ", "
+                          << (L.Valid ? "valid" : "invalid") << "\n"
                           << dump(S) << L.Text;
         }
       }
@@ -406,6 +422,6 @@ TEST(Mutation, LinterAgreesWithTheReferenceExecutor) {
   EXPECT_GT(Cases, 10000u);
   EXPECT_GT(Stuck, Cases / 20);
   EXPECT_GT(Valid, Cases / 50);
-  std::printf("mutation: %u cases, %u stuck, %u valid, %u disagreements\n", Cases, Stuck,
-              Valid, Disagree);
+  std::printf("mutation: %u cases, %u stuck, %u valid, %u disagreements\n",
+              Cases, Stuck, Valid, Disagree);
 }

@@ -142,14 +142,19 @@ TEST(InsertComms, OverlapPairsGetTheirReceivesBeforeThePair) {
     const auto &R1 = C.Ranks[1].Actions;
     for (size_t I = 0; I + 1 < R1.size(); ++I)
       if (R1[I].overlapsNext())
-        EXPECT_TRUE(isCompute(R1[I + 1].Kind)) << "a comm split an overlap pair";
+        EXPECT_TRUE(isCompute(R1[I + 1].Kind))
+            << "a comm split an overlap pair";
   }
 }
 
 TEST(InsertComms, ChecksUserCommsInsteadOfAddingAny) {
   ScheduleBuilder B(2, 2, 1);
   B.rank(0).F(0).comm(ActionKind::SendF, 0, 0, 1).B(0);
-  B.rank(1).comm(ActionKind::RecvF, 0, 1, 0).F(0).B(0).comm(ActionKind::SendB, 0, 1, 0);
+  B.rank(1)
+      .comm(ActionKind::RecvF, 0, 1, 0)
+      .F(0)
+      .B(0)
+      .comm(ActionKind::SendB, 0, 1, 0);
   Schedule S = B.build();
   Lint X;
   X.pass(createInsertCommsPass(), S);
@@ -168,7 +173,8 @@ TEST(InsertComms, ReportsACycleInTheComputeOrder) {
   X.pass(createInsertCommsPass(), S);
   ASSERT_TRUE(X.has(DiagKind::Deadlock));
   std::string T = X.text();
-  EXPECT_NE(T.find("the compute order deadlocks: ranks"), std::string::npos) << T;
+  EXPECT_NE(T.find("the compute order deadlocks: ranks"), std::string::npos)
+      << T;
   EXPECT_NE(T.find("rank 0 action #1"), std::string::npos) << T;
   EXPECT_FALSE(S.hasComms());
 }
@@ -186,10 +192,26 @@ TEST(InsertComms, MicrobatchesFewerThanRanks) {
 /// The user-hit deadlock: each rank sends before it receives.
 Schedule sendBeforeRecv() {
   ScheduleBuilder B(2, 2, 2);
-  B.rank(0).F(0).comm(ActionKind::SendF, 0, 0, 1).F(1).comm(ActionKind::SendF, 1, 0, 1);
-  B.rank(0).comm(ActionKind::RecvB, 0, 0, 1).B(0).comm(ActionKind::RecvB, 1, 0, 1).B(1);
-  B.rank(1).comm(ActionKind::RecvF, 0, 1, 0).F(0).B(0).comm(ActionKind::SendB, 0, 1, 0);
-  B.rank(1).comm(ActionKind::RecvF, 1, 1, 0).F(1).B(1).comm(ActionKind::SendB, 1, 1, 0);
+  B.rank(0)
+      .F(0)
+      .comm(ActionKind::SendF, 0, 0, 1)
+      .F(1)
+      .comm(ActionKind::SendF, 1, 0, 1);
+  B.rank(0)
+      .comm(ActionKind::RecvB, 0, 0, 1)
+      .B(0)
+      .comm(ActionKind::RecvB, 1, 0, 1)
+      .B(1);
+  B.rank(1)
+      .comm(ActionKind::RecvF, 0, 1, 0)
+      .F(0)
+      .B(0)
+      .comm(ActionKind::SendB, 0, 1, 0);
+  B.rank(1)
+      .comm(ActionKind::RecvF, 1, 1, 0)
+      .F(1)
+      .B(1)
+      .comm(ActionKind::SendB, 1, 1, 0);
   return B.build();
 }
 
@@ -199,14 +221,17 @@ TEST(Deadlock, SendBeforeReceiveDeadlocksOnlyUnderRendezvous) {
   EXPECT_FALSE(lint(S, X, CommModel::Rendezvous));
   EXPECT_FALSE(X.Ctx.Results.DeadlockFree);
   std::string T = X.text();
-  EXPECT_NE(T.find("deadlock under the rendezvous model: ranks 0 and 1 wait on each other"),
+  EXPECT_NE(T.find("deadlock under the rendezvous model: ranks 0 and 1 wait on "
+                   "each other"),
             std::string::npos)
       << T;
-  EXPECT_NE(T.find("rank 0 blocks at `send F1@0 -> 1` (rank 0 action #3) waiting for "
-                   "rank 1 to post `recv F1@1 <- 0` (rank 1 action #4)"),
-            std::string::npos)
+  EXPECT_NE(
+      T.find("rank 0 blocks at `send F1@0 -> 1` (rank 0 action #3) waiting for "
+             "rank 1 to post `recv F1@1 <- 0` (rank 1 action #4)"),
+      std::string::npos)
       << T;
-  EXPECT_NE(T.find("rank 1 blocks at `send B0@1 -> 0`"), std::string::npos) << T;
+  EXPECT_NE(T.find("rank 1 blocks at `send B0@1 -> 0`"), std::string::npos)
+      << T;
 
   for (CommModel M : {CommModel::Eager, CommModel::Batched}) {
     Schedule C = sendBeforeRecv();
@@ -228,14 +253,17 @@ TEST(Deadlock, ReorderedInterleavedFromTheIssue) {
   X.pass(createDeadlockPass(), S);
   EXPECT_FALSE(X.Ctx.Results.DeadlockFree);
   std::string T = X.text();
-  EXPECT_NE(T.find("rank 1 blocks at `send F0@1 -> 0` (rank 1 action #2) waiting for "
-                   "rank 0 to post `recv F0@2 <- 1` (rank 0 action #4)"),
-            std::string::npos)
+  EXPECT_NE(
+      T.find("rank 1 blocks at `send F0@1 -> 0` (rank 1 action #2) waiting for "
+             "rank 0 to post `recv F0@2 <- 1` (rank 0 action #4)"),
+      std::string::npos)
       << T;
-  EXPECT_NE(T.find("rank 0 blocks at `send F1@0 -> 1`"), std::string::npos) << T;
-  EXPECT_NE(T.find("rank 0 posts `recv F0@2 <- 1` (rank 0 action #4) only after "
-                   "`send F1@0 -> 1`"),
-            std::string::npos)
+  EXPECT_NE(T.find("rank 0 blocks at `send F1@0 -> 1`"), std::string::npos)
+      << T;
+  EXPECT_NE(
+      T.find("rank 0 posts `recv F0@2 <- 1` (rank 0 action #4) only after "
+             "`send F1@0 -> 1`"),
+      std::string::npos)
       << T;
 }
 
@@ -250,7 +278,8 @@ TEST(Deadlock, ExchangeWithTwoRanks) {
   Lint X;
   X.pass(createDeadlockPass(), S);
   EXPECT_TRUE(X.has(DiagKind::Deadlock));
-  EXPECT_NE(X.text().find("ranks 0 and 1 wait on each other"), std::string::npos);
+  EXPECT_NE(X.text().find("ranks 0 and 1 wait on each other"),
+            std::string::npos);
 }
 
 TEST(Deadlock, FifoMismatchUnmatchedSelfAndWrongPeer) {
@@ -263,9 +292,11 @@ TEST(Deadlock, FifoMismatchUnmatchedSelfAndWrongPeer) {
     Lint X;
     X.pass(createDeadlockPass(), S);
     EXPECT_TRUE(X.has(DiagKind::FifoMismatch));
-    EXPECT_TRUE(X.Ctx.Results.DeadlockFree); // it would not hang, but it is wrong
-    EXPECT_NE(X.text().find("the 1st send from rank 0 to rank 1 is `send F1@0 -> 1`"),
-              std::string::npos)
+    EXPECT_TRUE(
+        X.Ctx.Results.DeadlockFree); // it would not hang, but it is wrong
+    EXPECT_NE(
+        X.text().find("the 1st send from rank 0 to rank 1 is `send F1@0 -> 1`"),
+        std::string::npos)
         << X.text();
   }
   {
@@ -289,7 +320,8 @@ TEST(Deadlock, FifoMismatchUnmatchedSelfAndWrongPeer) {
     Lint X;
     X.pass(createDeadlockPass({CommModel::Eager}), S);
     EXPECT_TRUE(X.has(DiagKind::UnmatchedRecv));
-    EXPECT_NE(X.text().find("which no send ever matches"), std::string::npos) << X.text();
+    EXPECT_NE(X.text().find("which no send ever matches"), std::string::npos)
+        << X.text();
   }
   {
     ScheduleBuilder B(2, 2, 1);
@@ -312,7 +344,8 @@ TEST(Deadlock, FifoMismatchUnmatchedSelfAndWrongPeer) {
     X.pass(createDeadlockPass(), S);
     EXPECT_TRUE(X.has(DiagKind::WrongPeer));
     std::string T = X.text();
-    EXPECT_NE(T.find("but its partner stage 1 is on rank 1"), std::string::npos) << T;
+    EXPECT_NE(T.find("but its partner stage 1 is on rank 1"), std::string::npos)
+        << T;
     EXPECT_NE(T.find("rank 7, which does not exist"), std::string::npos) << T;
   }
 }
@@ -322,8 +355,8 @@ TEST(Deadlock, FifoMismatchUnmatchedSelfAndWrongPeer) {
 TEST(VerifyDeps, EveryFindingKind) {
   {
     ScheduleBuilder B(2, 2, 2);
-    B.rank(0).F(0).F(0).B(0);          // duplicate F0, missing F1/B1
-    B.rank(1).B(0).F(0).F(1).B(1);     // B0 before F0 on the last stage
+    B.rank(0).F(0).F(0).B(0);      // duplicate F0, missing F1/B1
+    B.rank(1).B(0).F(0).F(1).B(1); // B0 before F0 on the last stage
     B.rank(1).append(Action::compute(ActionKind::F, 5, 1)); // out of range
     B.rank(1).append(Action::compute(ActionKind::F, 1, 0)); // stray
     Schedule S = B.build();
@@ -336,9 +369,11 @@ TEST(VerifyDeps, EveryFindingKind) {
     EXPECT_TRUE(X.has(DiagKind::StrayAction));
     EXPECT_FALSE(X.Ctx.Results.DepsVerified);
     std::string T = X.text();
-    EXPECT_NE(T.find("`B0@1` (rank 1 action #0) runs before `F0@1` (rank 1 action #1), "
-                     "which it needs"),
-              std::string::npos)
+    EXPECT_NE(
+        T.find(
+            "`B0@1` (rank 1 action #0) runs before `F0@1` (rank 1 action #1), "
+            "which it needs"),
+        std::string::npos)
         << T;
   }
   {
@@ -348,8 +383,9 @@ TEST(VerifyDeps, EveryFindingKind) {
     Schedule S = B.build();
     Lint X;
     X.pass(createVerifyDepsPass(), S);
-    EXPECT_NE(X.text().find("`W0@0` is missing: rank 0 runs `I0@0` but not `W0@0`"),
-              std::string::npos)
+    EXPECT_NE(
+        X.text().find("`W0@0` is missing: rank 0 runs `I0@0` but not `W0@0`"),
+        std::string::npos)
         << X.text();
     EXPECT_TRUE(X.has(DiagKind::DependencyOrder));
   }
@@ -363,9 +399,18 @@ TEST(VerifyDeps, EveryFindingKind) {
       R0.comm(ActionKind::RecvB, M, 0, 1).B(M);
     auto R1 = B.rank(1);
     R1.comm(ActionKind::RecvF, 5, 1, 0); // far too early
-    R1.comm(ActionKind::RecvF, 0, 1, 0).F(0).B(0).comm(ActionKind::SendB, 0, 1, 0);
-    R1.F(1).comm(ActionKind::RecvF, 1, 1, 0).B(1).comm(ActionKind::SendB, 1, 1, 0);
-    R1.comm(ActionKind::SendB, 2, 1, 0).comm(ActionKind::RecvF, 2, 1, 0).F(2).B(2);
+    R1.comm(ActionKind::RecvF, 0, 1, 0)
+        .F(0)
+        .B(0)
+        .comm(ActionKind::SendB, 0, 1, 0);
+    R1.F(1)
+        .comm(ActionKind::RecvF, 1, 1, 0)
+        .B(1)
+        .comm(ActionKind::SendB, 1, 1, 0);
+    R1.comm(ActionKind::SendB, 2, 1, 0)
+        .comm(ActionKind::RecvF, 2, 1, 0)
+        .F(2)
+        .B(2);
     for (int M = 3; M < 6; ++M) {
       if (M != 5)
         R1.comm(ActionKind::RecvF, M, 1, 0);
@@ -391,8 +436,10 @@ TEST(VerifyDeps, EveryFindingKind) {
     Lint X;
     X.pass(createVerifyDepsPass(), S);
     EXPECT_TRUE(X.has(DiagKind::MissingComm)) << X.text();
-    EXPECT_NE(X.text().find("needs `B0@1` from rank 1, but no `recv B0@0 <- 1` carries it"),
-              std::string::npos)
+    EXPECT_NE(
+        X.text().find(
+            "needs `B0@1` from rank 1, but no `recv B0@0 <- 1` carries it"),
+        std::string::npos)
         << X.text();
   }
 }
@@ -412,7 +459,8 @@ TEST(Memory, OneFOneBPeaksAndTheLimit) {
   Lint Y;
   EXPECT_FALSE(lint(G, Y));
   EXPECT_EQ(Y.Ctx.Results.PeakMemory[0], 4);
-  EXPECT_NE(Y.text().find("rank 0 holds 4 activations after `F3@0`"), std::string::npos)
+  EXPECT_NE(Y.text().find("rank 0 holds 4 activations after `F3@0`"),
+            std::string::npos)
       << Y.text();
 }
 
@@ -453,9 +501,10 @@ TEST(AlignBubbles, WarnsWhenAnIdleSlotHoldsBackReadyWork) {
   Lint X;
   X.pass(createAlignBubblesPass({/*Insert=*/false}), S);
   EXPECT_TRUE(X.has(DiagKind::IdleWithReadyWork)) << X.text();
-  EXPECT_NE(X.text().find("rank 1 idles 3 time units at `idle(3)` (rank 1 action #0) "
-                          "before `F0@1` (rank 1 action #1), which is ready after 1"),
-            std::string::npos)
+  EXPECT_NE(
+      X.text().find("rank 1 idles 3 time units at `idle(3)` (rank 1 action #0) "
+                    "before `F0@1` (rank 1 action #1), which is ready after 1"),
+      std::string::npos)
       << X.text();
   // After alignment the slots are exact, and standard schedules are clean.
   X.pass(createAlignBubblesPass(), S);
@@ -527,10 +576,13 @@ TEST(Robustness, RandomGarbageNeverCrashesAnyPass) {
   // Any kind, fields in and out of range, stray overlap flags: every pass
   // must report or cope, never crash, hang or index out of bounds.
   std::mt19937 Rng(7);
-  auto Pick = [&](int Lo, int Hi) { return std::uniform_int_distribution<int>(Lo, Hi)(Rng); };
+  auto Pick = [&](int Lo, int Hi) {
+    return std::uniform_int_distribution<int>(Lo, Hi)(Rng);
+  };
   for (int Case = 0; Case < 3000; ++Case) {
     int P = Pick(1, 4), Stages = P * Pick(1, 2), M = Pick(1, 3);
-    ScheduleBuilder B(P, Stages, M, Pick(0, 1) ? Placement::Loop : Placement::V);
+    ScheduleBuilder B(P, Stages, M,
+                      Pick(0, 1) ? Placement::Loop : Placement::V);
     Schedule S = B.build();
     for (int R = 0; R < P; ++R) {
       int N = Pick(0, 12);
@@ -546,16 +598,18 @@ TEST(Robustness, RandomGarbageNeverCrashesAnyPass) {
         S.Ranks[R].Actions.push_back(A);
       }
     }
-    S.MemoryLimit = Pick(0, 1) ? std::optional<int64_t>(Pick(0, 3)) : std::nullopt;
+    S.MemoryLimit =
+        Pick(0, 1) ? std::optional<int64_t>(Pick(0, 3)) : std::nullopt;
     S.Fsdp.Enabled = Pick(0, 1);
     S.Comm = CommModel(Pick(0, 2));
     for (int Variant = 0; Variant < 2; ++Variant) {
       Schedule C = S;
       if (Variant == 1) // compute-only: insert-comms does the work
         for (RankProgram &R : C.Ranks)
-          R.Actions.erase(std::remove_if(R.Actions.begin(), R.Actions.end(),
-                                         [](const Action &A) { return isComm(A.Kind); }),
-                          R.Actions.end());
+          R.Actions.erase(
+              std::remove_if(R.Actions.begin(), R.Actions.end(),
+                             [](const Action &A) { return isComm(A.Kind); }),
+              R.Actions.end());
       Lint X;
       X.pass(createVerifyDepsPass(), C);
       X.pass(createInsertCommsPass(), C);

@@ -42,15 +42,20 @@ inline ir::Schedule interleaved(int32_t P, int32_t V, int32_t M) {
   for (int32_t R = 0; R < P; ++R) {
     auto &Acts = S.Ranks[R].Actions;
     Acts.reserve(size_t(2 * Total));
-    int64_t Warm = std::min<int64_t>(int64_t(P - R - 1) * 2 + int64_t(V - 1) * P, Total);
-    auto Mb = [&](int64_t K) { return int32_t((K / (int64_t(P) * V)) * P + K % P); };
+    int64_t Warm =
+        std::min<int64_t>(int64_t(P - R - 1) * 2 + int64_t(V - 1) * P, Total);
+    auto Mb = [&](int64_t K) {
+      return int32_t((K / (int64_t(P) * V)) * P + K % P);
+    };
     auto Fwd = [&](int64_t K) {
       int32_t Chunk = int32_t((K / P) % V);
-      Acts.push_back(ir::Action::compute(ir::ActionKind::F, Mb(K), Chunk * P + R));
+      Acts.push_back(
+          ir::Action::compute(ir::ActionKind::F, Mb(K), Chunk * P + R));
     };
     auto Bwd = [&](int64_t K) {
       int32_t Chunk = V - 1 - int32_t((K / P) % V);
-      Acts.push_back(ir::Action::compute(ir::ActionKind::B, Mb(K), Chunk * P + R));
+      Acts.push_back(
+          ir::Action::compute(ir::ActionKind::B, Mb(K), Chunk * P + R));
     };
     for (int64_t K = 0; K < Warm; ++K)
       Fwd(K);
@@ -69,7 +74,8 @@ inline ir::Schedule interleaved(int32_t P, int32_t V, int32_t M) {
 /// each backward is I then W.
 inline ir::Schedule gpipe(int32_t P, int32_t S, int32_t M,
                           ir::Placement Pl = ir::Placement::Loop,
-                          llvm::ArrayRef<int32_t> Map = {}, bool Split = false) {
+                          llvm::ArrayRef<int32_t> Map = {},
+                          bool Split = false) {
   ir::ScheduleBuilder B(P, S, M, Map.empty() ? Pl : ir::Placement::Loop);
   if (!Map.empty())
     B.placement(Map);

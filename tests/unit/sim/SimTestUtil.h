@@ -51,8 +51,7 @@ inline ir::Schedule oneF1B(int P, int M, ir::StageCost C = {}) {
 
 /// Megatron's interleaved 1F1B: V chunks per rank, loop placement,
 /// M a multiple of P.
-inline ir::Schedule interleaved1F1B(int P, int V, int M,
-                                    ir::StageCost C = {}) {
+inline ir::Schedule interleaved1F1B(int P, int V, int M, ir::StageCost C = {}) {
   ir::ScheduleBuilder B(P, P * V, M);
   B.name("interleaved_1f1b").cost(C);
   int Total = M * V;
@@ -109,8 +108,7 @@ inline void insertComms(ir::Schedule &S) {
         Evs[Dst].push_back({T, 0, A.Microbatch, A.Stage, false,
                             ir::Action::comm(ir::ActionKind::RecvF,
                                              A.Microbatch, A.Stage + 1, Rk)});
-      } else if ((A.Kind == ir::ActionKind::B ||
-                  A.Kind == ir::ActionKind::I) &&
+      } else if ((A.Kind == ir::ActionKind::B || A.Kind == ir::ActionKind::I) &&
                  A.Stage > 0) {
         int Dst = S.Topo.rankOf(A.Stage - 1);
         if (Dst == Rk)

@@ -81,8 +81,7 @@ TEST(Golden, GPipeWithLatency) {
     S.Cost.Latency = C;
     EXPECT_DOUBLE_EQ(run(S).Makespan, 33 + 6 * C);
     simtest::insertComms(S);
-    EXPECT_DOUBLE_EQ(run(S, comms(CommModel::Rendezvous)).Makespan,
-                     33 + 6 * C);
+    EXPECT_DOUBLE_EQ(run(S, comms(CommModel::Rendezvous)).Makespan, 33 + 6 * C);
   }
 }
 
@@ -145,8 +144,16 @@ TEST(Cost, OverlapUsesDeclaredTimeOrSum) {
 TEST(Cost, PerStageOverridesAndBandwidth) {
   ScheduleBuilder B(2, 2, 1);
   B.stageCost(1, StageCost{3, 1, 1, 4});
-  B.rank(0).F(0).comm(ActionKind::SendF, 0, 0, 1).comm(ActionKind::RecvB, 0, 0, 1).B(0);
-  B.rank(1).comm(ActionKind::RecvF, 0, 1, 0).F(0).B(0).comm(ActionKind::SendB, 0, 1, 0);
+  B.rank(0)
+      .F(0)
+      .comm(ActionKind::SendF, 0, 0, 1)
+      .comm(ActionKind::RecvB, 0, 0, 1)
+      .B(0);
+  B.rank(1)
+      .comm(ActionKind::RecvF, 0, 1, 0)
+      .F(0)
+      .B(0)
+      .comm(ActionKind::SendB, 0, 1, 0);
   Schedule S = B.build();
   S.Cost.Latency = 0.5;
   S.Cost.BandwidthBytesPerMs = 1000;
@@ -174,8 +181,16 @@ TEST(Comm, BlockingOccupiesTheRank) {
   // Rank 0 sends F0 then computes F1 (stage 0 again); blocking makes F1
   // wait for the message, async does not.
   ScheduleBuilder B(2, 2, 2);
-  B.rank(0).F(0).comm(ActionKind::SendF, 0, 0, 1).F(1).comm(ActionKind::SendF, 1, 0, 1);
-  B.rank(1).comm(ActionKind::RecvF, 0, 1, 0).F(0).comm(ActionKind::RecvF, 1, 1, 0).F(1);
+  B.rank(0)
+      .F(0)
+      .comm(ActionKind::SendF, 0, 0, 1)
+      .F(1)
+      .comm(ActionKind::SendF, 1, 0, 1);
+  B.rank(1)
+      .comm(ActionKind::RecvF, 0, 1, 0)
+      .F(0)
+      .comm(ActionKind::RecvF, 1, 1, 0)
+      .F(1);
   Schedule S = B.build();
   S.Cost.Latency = 2;
   SimResult A = run(S, comms(CommModel::Rendezvous, false));
@@ -195,8 +210,17 @@ TEST(Comm, EagerSendDoesNotWaitRendezvousDoes) {
   ScheduleBuilder B(2, 2, 1);
   B.cost(StageCost{1, 1, 1, 2});
   B.stageCost(1, StageCost{1, 1, 1, 2});
-  B.rank(0).F(0).comm(ActionKind::SendF, 0, 0, 1).comm(ActionKind::RecvB, 0, 0, 1).B(0);
-  B.rank(1).idle(1).comm(ActionKind::RecvF, 0, 1, 0).F(0).B(0).comm(ActionKind::SendB, 0, 1, 0);
+  B.rank(0)
+      .F(0)
+      .comm(ActionKind::SendF, 0, 0, 1)
+      .comm(ActionKind::RecvB, 0, 0, 1)
+      .B(0);
+  B.rank(1)
+      .idle(1)
+      .comm(ActionKind::RecvF, 0, 1, 0)
+      .F(0)
+      .B(0)
+      .comm(ActionKind::SendB, 0, 1, 0);
   Schedule S = B.build();
   S.Cost.Latency = 1;
   SimResult Rv = run(S, comms(CommModel::Rendezvous, true));
@@ -212,8 +236,16 @@ TEST(Comm, EagerLetsSenderRunAhead) {
   // rank 1 receives late: rendezvous blocks rank 0's track, eager not.
   ScheduleBuilder B(2, 2, 2);
   B.stageCost(1, StageCost{5, 1, 1, 2});
-  B.rank(0).F(0).comm(ActionKind::SendF, 0, 0, 1).F(1).comm(ActionKind::SendF, 1, 0, 1);
-  B.rank(1).comm(ActionKind::RecvF, 0, 1, 0).F(0).comm(ActionKind::RecvF, 1, 1, 0).F(1);
+  B.rank(0)
+      .F(0)
+      .comm(ActionKind::SendF, 0, 0, 1)
+      .F(1)
+      .comm(ActionKind::SendF, 1, 0, 1);
+  B.rank(1)
+      .comm(ActionKind::RecvF, 0, 1, 0)
+      .F(0)
+      .comm(ActionKind::RecvF, 1, 1, 0)
+      .F(1);
   Schedule S = B.build();
   S.Cost.Latency = 1;
   SimResult Rv = run(S, comms(CommModel::Rendezvous, true));
@@ -229,8 +261,16 @@ TEST(Comm, EagerLetsSenderRunAhead) {
 
 TEST(Deadlock, CrossedRecvsDeadlockUnderRendezvousNotBatched) {
   ScheduleBuilder B(2, 2, 1);
-  B.rank(0).F(0).comm(ActionKind::RecvB, 0, 0, 1).comm(ActionKind::SendF, 0, 0, 1).B(0);
-  B.rank(1).comm(ActionKind::RecvF, 0, 1, 0).F(0).B(0).comm(ActionKind::SendB, 0, 1, 0);
+  B.rank(0)
+      .F(0)
+      .comm(ActionKind::RecvB, 0, 0, 1)
+      .comm(ActionKind::SendF, 0, 0, 1)
+      .B(0);
+  B.rank(1)
+      .comm(ActionKind::RecvF, 0, 1, 0)
+      .F(0)
+      .B(0)
+      .comm(ActionKind::SendB, 0, 1, 0);
   Schedule S = B.build();
   SourceManager SM;
   DiagnosticEngine D(SM);
@@ -275,8 +315,16 @@ TEST(Deadlock, DataflowCycleAndUnmatchedRecv) {
 
 TEST(Comm, FifoMismatchIsReported) {
   ScheduleBuilder B(2, 2, 2);
-  B.rank(0).F(0).F(1).comm(ActionKind::SendF, 1, 0, 1).comm(ActionKind::SendF, 0, 0, 1);
-  B.rank(1).comm(ActionKind::RecvF, 0, 1, 0).comm(ActionKind::RecvF, 1, 1, 0).F(0).F(1);
+  B.rank(0)
+      .F(0)
+      .F(1)
+      .comm(ActionKind::SendF, 1, 0, 1)
+      .comm(ActionKind::SendF, 0, 0, 1);
+  B.rank(1)
+      .comm(ActionKind::RecvF, 0, 1, 0)
+      .comm(ActionKind::RecvF, 1, 1, 0)
+      .F(0)
+      .F(1);
   SourceManager SM;
   DiagnosticEngine D(SM);
   sim::simulate(B.schedule(), comms(CommModel::Eager), &D);
@@ -292,7 +340,8 @@ TEST(Comm, EagerUnmatchedSendIsReported) {
   SimResult R = sim::simulate(B.schedule(), comms(CommModel::Eager), &D);
   EXPECT_FALSE(R.Deadlocked);
   EXPECT_TRUE(D.has(DiagKind::UnmatchedSend));
-  EXPECT_TRUE(sim::simulate(B.schedule(), comms(CommModel::Rendezvous)).Deadlocked);
+  EXPECT_TRUE(
+      sim::simulate(B.schedule(), comms(CommModel::Rendezvous)).Deadlocked);
 }
 
 TEST(CriticalPath, ChainsBindingActionsToTheMakespan) {
@@ -395,11 +444,23 @@ TEST(Robustness, HugeSparseMicrobatchNumbersStaySmall) {
 
 TEST(Comm, BatchCompletesAsAWholeAcrossPeers) {
   ScheduleBuilder B(3, 3, 1);
-  B.rank(0).F(0).comm(ActionKind::SendF, 0, 0, 1).comm(ActionKind::RecvB, 0, 0, 1).B(0);
-  B.rank(1).comm(ActionKind::RecvF, 0, 1, 0).F(0)
-      .comm(ActionKind::SendF, 0, 1, 2).comm(ActionKind::RecvB, 0, 1, 2) // one batch
-      .B(0).comm(ActionKind::SendB, 0, 1, 0);
-  B.rank(2).comm(ActionKind::RecvF, 0, 2, 1).F(0).B(0).comm(ActionKind::SendB, 0, 2, 1);
+  B.rank(0)
+      .F(0)
+      .comm(ActionKind::SendF, 0, 0, 1)
+      .comm(ActionKind::RecvB, 0, 0, 1)
+      .B(0);
+  B.rank(1)
+      .comm(ActionKind::RecvF, 0, 1, 0)
+      .F(0)
+      .comm(ActionKind::SendF, 0, 1, 2)
+      .comm(ActionKind::RecvB, 0, 1, 2) // one batch
+      .B(0)
+      .comm(ActionKind::SendB, 0, 1, 0);
+  B.rank(2)
+      .comm(ActionKind::RecvF, 0, 2, 1)
+      .F(0)
+      .B(0)
+      .comm(ActionKind::SendB, 0, 2, 1);
   Schedule S = B.build();
   S.Cost.Latency = 1;
   SimResult Bt = run(S, comms(CommModel::Batched));

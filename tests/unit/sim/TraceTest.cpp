@@ -52,8 +52,8 @@ TEST(Trace, ActionNames) {
 
 TEST(Trace, ChromeTraceIsValidJsonWithFlowPairs) {
   SimRun X = oneF1B(0.5);
-  std::string Out =
-      capture([&](llvm::raw_ostream &OS) { backends::writeChromeTrace(X.S, X.R, OS); });
+  std::string Out = capture(
+      [&](llvm::raw_ostream &OS) { backends::writeChromeTrace(X.S, X.R, OS); });
   auto J = llvm::json::parse(Out);
   ASSERT_TRUE(bool(J)) << llvm::toString(J.takeError());
   const llvm::json::Array *Ev = J->getAsObject()->getArray("traceEvents");
@@ -103,7 +103,8 @@ TEST(Trace, GanttOneColumnPerUnitAndScaled) {
     backends::writeGantt(X.S, X.R, OS, {40, false});
   });
   EXPECT_NE(G.find("rank 0 Ff  BB bb\n"), std::string::npos) << G;
-  EXPECT_NE(G.find("rank 1  FBBfbb\n"), std::string::npos) << G; // no trailing blanks
+  EXPECT_NE(G.find("rank 1  FBBfbb\n"), std::string::npos)
+      << G; // no trailing blanks
   EXPECT_NE(G.find("1 column = 1 time unit;"), std::string::npos);
   SimRun Y = oneF1B(0);
   std::string S = capture([&](llvm::raw_ostream &OS) {
@@ -125,8 +126,8 @@ TEST(Trace, SvgEscapesAndHtmlHover) {
   EXPECT_EQ(Svg.find("<- "), std::string::npos); // arrows escaped
   EXPECT_NE(Svg.find("&lt;- "), std::string::npos);
   EXPECT_NE(Svg.find("</svg>"), std::string::npos);
-  std::string Html =
-      capture([&](llvm::raw_ostream &OS) { backends::writeHtml(X.S, X.R, OS); });
+  std::string Html = capture(
+      [&](llvm::raw_ostream &OS) { backends::writeHtml(X.S, X.R, OS); });
   EXPECT_NE(Html.find("data-n=\"F0@0\""), std::string::npos);
   EXPECT_NE(Html.find("mousemove"), std::string::npos);
   EXPECT_NE(Html.find("makespan        41"), std::string::npos);
@@ -154,8 +155,16 @@ TEST(Trace, CsvAndFiguresJson) {
 
 TEST(Trace, DeadlockedResultStillWrites) {
   ir::ScheduleBuilder B(2, 2, 1);
-  B.rank(0).F(0).comm(ir::ActionKind::RecvB, 0, 0, 1).comm(ir::ActionKind::SendF, 0, 0, 1).B(0);
-  B.rank(1).comm(ir::ActionKind::RecvF, 0, 1, 0).F(0).B(0).comm(ir::ActionKind::SendB, 0, 1, 0);
+  B.rank(0)
+      .F(0)
+      .comm(ir::ActionKind::RecvB, 0, 0, 1)
+      .comm(ir::ActionKind::SendF, 0, 0, 1)
+      .B(0);
+  B.rank(1)
+      .comm(ir::ActionKind::RecvF, 0, 1, 0)
+      .F(0)
+      .B(0)
+      .comm(ir::ActionKind::SendB, 0, 1, 0);
   ir::Schedule S = B.build();
   sim::SimResult R = sim::simulate(S);
   ASSERT_TRUE(R.Deadlocked);

@@ -15,11 +15,10 @@ using namespace stdlibtest;
 
 namespace {
 
-#define EXPECT_RUN(Fig)                                                        \
-  ASSERT_TRUE((Fig).Ok) << (Fig).Errors
+#define EXPECT_RUN(Fig) ASSERT_TRUE((Fig).Ok) << (Fig).Errors
 
 const Costs Unit{1, 1, 1};
-const Costs Uneven{1, 2, 1};     // F < I, the common case for transformers
+const Costs Uneven{1, 2, 1}; // F < I, the common case for transformers
 const Costs Uneven2{2, 3, 1.5};
 
 TEST(StdlibFormula, GPipe) {
@@ -38,8 +37,8 @@ TEST(StdlibFormula, GPipe) {
 
 TEST(StdlibFormula, OneFOneB) {
   for (Costs C : {Unit, Uneven, Uneven2})
-    for (auto [P, M] : {std::pair{2, 2}, {4, 8}, {8, 8}, {5, 17}, {8, 3},
-                        {6, 1}}) {
+    for (auto [P, M] :
+         {std::pair{2, 2}, {4, 8}, {8, 8}, {5, 17}, {8, 3}, {6, 1}}) {
       Figures G = run(oneF1B(), P, M, C, false);
       EXPECT_RUN(G);
       double FB = C.F + C.I + C.W;
@@ -53,8 +52,8 @@ TEST(StdlibFormula, OneFOneB) {
 TEST(StdlibFormula, Interleaved) {
   for (Costs C : {Unit, Uneven2})
     for (int V : {2, 3})
-      for (auto [P, M] : {std::pair{4, 8}, {4, 10}, {4, 13}, {8, 16},
-                          {3, 7}, {4, 4}}) {
+      for (auto [P, M] :
+           {std::pair{4, 8}, {4, 10}, {4, 13}, {8, 16}, {3, 7}, {4, 4}}) {
         Figures G = run(interleaved(V), P, M, C, false);
         EXPECT_RUN(G);
         double fb = C.F + C.I + C.W; // per chunk
@@ -132,8 +131,7 @@ TEST(StdlibFormula, ZbH1) {
       Figures G = run(zbH1(), P, M, C, false);
       EXPECT_RUN(G);
       // Bubble (P-1)(F + I - W): the W's fill the cooldown.
-      EXPECT_DOUBLE_EQ(G.Bubble, (P - 1) * (C.F + C.I - C.W))
-          << P << " " << M;
+      EXPECT_DOUBLE_EQ(G.Bubble, (P - 1) * (C.F + C.I - C.W)) << P << " " << M;
       EXPECT_DOUBLE_EQ(G.Makespan,
                        M * (C.F + C.I + C.W) + (P - 1) * (C.F + C.I - C.W));
       for (int64_t Pk : G.Peaks)
@@ -244,8 +242,7 @@ TEST(StdlibFormula, DualPipeV) {
       Figures G = run(dualpipeV(), P, M, C, false);
       EXPECT_RUN(G);
       double B = C.I + C.W, FB = C.F + B;
-      EXPECT_DOUBLE_EQ(G.Bubble, (P - 1) * (FB + B - 3 * C.W))
-          << P << " " << M;
+      EXPECT_DOUBLE_EQ(G.Bubble, (P - 1) * (FB + B - 3 * C.W)) << P << " " << M;
       EXPECT_DOUBLE_EQ(G.SpanBubble, (P - 1) * (FB + B - 3 * C.W));
       for (int64_t Pk : G.Peaks)
         EXPECT_EQ(Pk, 2 * P + 1);

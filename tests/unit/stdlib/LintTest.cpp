@@ -32,9 +32,9 @@ void lintRange(const Spec &Sp, int PLo, int PHi, MLoFn MLo, MHiFn MHi,
       // lowered schedule runs in the compute order's own makespan.
       EXPECT_DOUBLE_EQ(G.CommsMakespan, G.Makespan)
           << Sp.Name << "(" << Sp.Args << ") P=" << P << " M=" << M;
-      EXPECT_EQ(G.Warnings, 0u) << Sp.Name << "(" << Sp.Args << ") P=" << P
-                                << " M=" << M << ":\n"
-                                << G.WarningText;
+      EXPECT_EQ(G.Warnings, 0u)
+          << Sp.Name << "(" << Sp.Args << ") P=" << P << " M=" << M << ":\n"
+          << G.WarningText;
     }
 }
 
@@ -69,7 +69,8 @@ TEST(StdlibLint, VMin) {
   lintRange(Sq, 3, 9, AtP, Up4P, 3);
 }
 TEST(StdlibLint, DualPipeV) {
-  lintRange(dualpipeV(), 2, 16, [](int P) { return 2 * P; }, Up4P);
+  lintRange(
+      dualpipeV(), 2, 16, [](int P) { return 2 * P; }, Up4P);
 }
 TEST(StdlibLint, DualPipe) {
   // P even, M even in 2P..4P.
@@ -113,7 +114,8 @@ TEST(StdlibLint, HarnessCatchesDeadlock) {
     pipeline t { ranks 2; microbatches 2;
       rank 0: F0 B0 F1 B1;
       rank 1: F0 F1 B0 B1;
-    })", 2, 2);
+    })",
+                      2, 2);
   EXPECT_FALSE(G.Ok);
   EXPECT_NE(G.Errors.find("[deadlock]"), std::string::npos) << G.Errors;
 }

@@ -65,8 +65,8 @@ struct Figures {
 };
 
 inline std::string pipelineText(const Spec &Sp, const Costs &C) {
-  std::string Cost = fmt::format("F = {}; I = {}; W = {}; B = {};", C.F, C.I,
-                                 C.W, C.I + C.W);
+  std::string Cost =
+      fmt::format("F = {}; I = {}; W = {}; B = {};", C.F, C.I, C.W, C.I + C.W);
   if (C.Overlap >= 0)
     Cost += fmt::format(" overlap = {};", C.Overlap);
   std::string Dirs = Sp.Directions != 1
@@ -127,8 +127,8 @@ inline Figures runText(const std::string &Name, const std::string &Text,
   FO.ImportPaths.push_back(std::string(PPS_SOURCE_DIR) + "/stdlib");
   FO.Overrides["ranks"] = P;
   FO.Overrides["microbatches"] = M;
-  auto S = pps::frontend::compileBuffer(Name + ".test.pps", Text, SM, Diags,
-                                        FO);
+  auto S =
+      pps::frontend::compileBuffer(Name + ".test.pps", Text, SM, Diags, FO);
   auto Flush = [&] {
     std::string Msg;
     llvm::raw_string_ostream OS(Msg);

@@ -24,18 +24,32 @@ class ScheduleBuilder;
 /// Appends actions to one rank's program.
 class RankBuilder {
 public:
-  RankBuilder &F(int32_t Mb, int32_t Stage = -1) { return compute(ActionKind::F, Mb, Stage); }
-  RankBuilder &I(int32_t Mb, int32_t Stage = -1) { return compute(ActionKind::I, Mb, Stage); }
-  RankBuilder &W(int32_t Mb, int32_t Stage = -1) { return compute(ActionKind::W, Mb, Stage); }
-  RankBuilder &B(int32_t Mb, int32_t Stage = -1) { return compute(ActionKind::B, Mb, Stage); }
+  RankBuilder &F(int32_t Mb, int32_t Stage = -1) {
+    return compute(ActionKind::F, Mb, Stage);
+  }
+  RankBuilder &I(int32_t Mb, int32_t Stage = -1) {
+    return compute(ActionKind::I, Mb, Stage);
+  }
+  RankBuilder &W(int32_t Mb, int32_t Stage = -1) {
+    return compute(ActionKind::W, Mb, Stage);
+  }
+  RankBuilder &B(int32_t Mb, int32_t Stage = -1) {
+    return compute(ActionKind::B, Mb, Stage);
+  }
   RankBuilder &compute(ActionKind K, int32_t Mb, int32_t Stage = -1);
   /// overlap(a, b): two computes that run together.
   RankBuilder &overlap(Action First, Action Second);
   /// send/recv of kind SendF/SendB/RecvF/RecvB; the peer is explicit.
   RankBuilder &comm(ActionKind K, int32_t Mb, int32_t Stage, int32_t Peer);
-  RankBuilder &unshard(int32_t Stage) { return control(ActionKind::Unshard, Stage); }
-  RankBuilder &reshard(int32_t Stage) { return control(ActionKind::Reshard, Stage); }
-  RankBuilder &reduceGrad(int32_t Stage) { return control(ActionKind::ReduceGrad, Stage); }
+  RankBuilder &unshard(int32_t Stage) {
+    return control(ActionKind::Unshard, Stage);
+  }
+  RankBuilder &reshard(int32_t Stage) {
+    return control(ActionKind::Reshard, Stage);
+  }
+  RankBuilder &reduceGrad(int32_t Stage) {
+    return control(ActionKind::ReduceGrad, Stage);
+  }
   RankBuilder &control(ActionKind K, int32_t Stage);
   RankBuilder &idle(float Time = 1.0f);
   /// Appends a ready-made action (location kept).
@@ -49,7 +63,6 @@ private:
   Schedule &S;
   int32_t Rank;
   int32_t OnlyStage; // the rank's only stage, or -1 if it holds several
-
 };
 
 class ScheduleBuilder {

@@ -11,9 +11,11 @@
 //  * Comm actions name the *local* compute they serve, as PyTorch does:
 //      SEND_F(m, s) -> peer   sends the output of F(m, s) to rank_of(s+1)
 //      RECV_F(m, s) <- peer   receives the input of F(m, s) from rank_of(s-1)
-//      SEND_B(m, s) -> peer   sends the input-gradient of B/I(m, s) to rank_of(s-1)
-//      RECV_B(m, s) <- peer   receives the gradient B/I(m, s) needs from rank_of(s+1)
-//    so SEND_F(m, s) matches RECV_F(m, s+1), SEND_B(m, s) matches RECV_B(m, s-1).
+//      SEND_B(m, s) -> peer   sends the input-gradient of B/I(m, s) to
+//      rank_of(s-1) RECV_B(m, s) <- peer   receives the gradient B/I(m, s)
+//      needs from rank_of(s+1)
+//    so SEND_F(m, s) matches RECV_F(m, s+1), SEND_B(m, s) matches RECV_B(m,
+//    s-1).
 //  * Routes: microbatch m traverses stages Topo.firstStage(m) ..
 //    Topo.lastStage(m) (all stages unless Topo.Directions == 2); "first" and
 //    "last" stage always mean the microbatch's own.
@@ -195,11 +197,11 @@ struct CostModel {
   llvm::SmallVector<StageCost, 8> PerStage;
   /// Time of an overlap(a, b) pair; unset means the sum of the two.
   std::optional<double> Overlap;
-  double Latency = 0.0;            // time units per message
-  double BandwidthBytesPerMs = 0;  // 0 = infinite
-  double ActivationBytes = 0;      // bytes per activation message
-  double GradientBytes = -1;       // bytes per gradient message; <0 = same
-  bool AsyncComm = true;           // comm overlaps compute (vs blocking)
+  double Latency = 0.0;           // time units per message
+  double BandwidthBytesPerMs = 0; // 0 = infinite
+  double ActivationBytes = 0;     // bytes per activation message
+  double GradientBytes = -1;      // bytes per gradient message; <0 = same
+  bool AsyncComm = true;          // comm overlaps compute (vs blocking)
 
   const StageCost &stage(int32_t S) const {
     return PerStage.empty() ? Default : PerStage[S];

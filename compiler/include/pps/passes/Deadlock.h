@@ -1,4 +1,5 @@
-//===- Deadlock.h - deadlock: matching and happens-before cycle check ------===//
+//===- Deadlock.h - deadlock: matching and happens-before cycle check
+//------===//
 //
 // Requires: nothing; usable standalone (e.g. by the simulator when a run
 //   gets stuck): give it any Schedule and a PassContext.
@@ -13,7 +14,8 @@
 // order in linear time; if it cannot be completed, the shortest cycle of
 // waiting ranks is reported as a deadlock with each action's rank and
 // location, and every rank's blocked action is named:
-//   rank 1 blocks at `send F0@1 -> 0` waiting for rank 0 to post `recv F0@2 <- 1`
+//   rank 1 blocks at `send F0@1 -> 0` waiting for rank 0 to post `recv F0@2 <-
+//   1`
 // Guarantees: AnalysisResults::DeadlockFree is true iff every rank runs to
 // the end of its program under the model. Trusts no earlier pass, so the
 // pass manager runs it even after an earlier pass reported an error.

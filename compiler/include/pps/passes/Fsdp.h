@@ -1,4 +1,5 @@
-//===- Fsdp.h - fsdp: unshard/reshard/reduce_grad insertion ----------------===//
+//===- Fsdp.h - fsdp: unshard/reshard/reduce_grad insertion
+//----------------===//
 //
 // Requires: verify-deps clean. Runs only when Schedule::Fsdp.Enabled (set by
 //   `fsdp prefetch K;` or the driver's --fsdp[=K]); leaves a schedule that

@@ -56,7 +56,7 @@ public:
 };
 
 struct PassManagerOptions {
-  std::vector<std::string> PrintAfter;  // pass names, or "all"
+  std::vector<std::string> PrintAfter; // pass names, or "all"
   std::vector<std::string> DisabledPasses;
   bool TimePasses = false;
   /// Prints the IR after a pass (the driver supplies the .pps printer).

@@ -78,7 +78,8 @@ private:
   };
   std::vector<File> Files;
   std::vector<SourcePos> Locs;
-  llvm::DenseMap<uint64_t, LocId, PackedLocKeyInfo> LocIndex; // packed (file,line,col) -> id
+  llvm::DenseMap<uint64_t, LocId, PackedLocKeyInfo>
+      LocIndex; // packed (file,line,col) -> id
 };
 
 } // namespace pps
