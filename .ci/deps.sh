@@ -2,9 +2,12 @@
 # Installs the Debian packages pps needs, only those that are missing.
 # Sourced by .ci/setup and .ci/test; safe to run repeatedly.
 pps_install_deps() {
+  # help2man: the man page; dpkg-dev, file: cpack -G DEB (dpkg-shlibdeps);
+  # pkgconf: the by-hand build test (tests/install).
   local pkgs=(cmake ninja-build g++ python3 antlr4 libantlr4-runtime-dev
               llvm-14-dev llvm-14-tools libfmt-dev libgtest-dev
-              libbenchmark-dev libopenmpi-dev openmpi-bin)
+              libbenchmark-dev libopenmpi-dev openmpi-bin
+              help2man dpkg-dev file pkgconf)
   local missing=()
   for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

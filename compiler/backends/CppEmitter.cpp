@@ -138,8 +138,8 @@ void emitCpp(const ir::Schedule &S, const CppEmitOptions &Opts,
                     T.Microbatches, ir::commModelName(S.Comm).str(),
                     S.numActions());
   OS << "//\n"
-        "// Build against runtime/ (CMake: pps_add_executor in\n"
-        "// runtime/cmake/PpsExecutor.cmake), then run:\n"
+        "// Build with pps_add_executor (CMake, find_package(pps)) or with\n"
+        "// pkg-config pps-runtime / pps-runtime-mpi (docs/runtime.md), then:\n"
         "//   ./exec [--transport=threads|mpi] [--steps=N] "
         "[--watchdog=SECONDS]\n"
         "//          [--trace=FILE] [--time-scale=MS_PER_UNIT] [--comm=MODEL]\n"

@@ -25,7 +25,9 @@ cl::opt<std::string>
                  cl::desc("Compile the pipeline of this name (if several)"),
                  cl::value_desc("name"), cl::sub(all()), cl::cat(Category));
 cl::list<std::string>
-    ImportPaths("I", cl::desc("Add a directory to the import path"),
+    ImportPaths("I",
+                cl::desc("Search <dir> for imports and schedule names "
+                         "(before the stdlib)"),
                 cl::value_desc("dir"), cl::Prefix, cl::sub(all()),
                 cl::cat(Category));
 cl::opt<int> Ranks("ranks", cl::desc("Override the pipeline's ranks"),

@@ -17,8 +17,8 @@ Session::Session() : Diags(SM) {
 }
 
 bool Session::frontendOptions(frontend::FrontendOptions &Out) {
+  // The stdlib comes after these (frontend::stdlibSearchPath).
   Out.ImportPaths.assign(opts::ImportPaths.begin(), opts::ImportPaths.end());
-  Out.ImportPaths.push_back(frontend::defaultStdlibDir());
   Out.PipelineName = opts::PipelineName;
   Out.StepBudget = opts::StepBudget;
   if (opts::Ranks > 0)

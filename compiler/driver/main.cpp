@@ -52,7 +52,12 @@ int main(int argc, char **argv) {
       "  ppsc sim FILE            simulate: timeline, bubble, memory, bytes\n"
       "  ppsc synth ...           synthesise a schedule under a memory limit\n"
       "  ppsc import --from=torch FILE.csv   read PyTorch's schedule CSV\n\n"
-      "  'ppsc SUBCOMMAND --help' lists a subcommand's options.\n";
+      "  'ppsc SUBCOMMAND --help' lists a subcommand's options.\n\n"
+      "  Schedule names a file does not define (schedule zb_v();) and\n"
+      "  'import std.x;' are looked for in the -I directories, then in the\n"
+      "  standard library: $PPS_STDLIB_PATH (a ':'-separated list; an empty\n"
+      "  entry is the default) or, by default, ../share/pps/stdlib from\n"
+      "  the directory of the ppsc executable.\n";
   if (!llvm::cl::ParseCommandLineOptions(argc, argv, Overview, &llvm::errs()))
     return ExitUsage;
   if (opts::DiagnosticsFormat != "text" && opts::DiagnosticsFormat != "json") {

@@ -1,7 +1,8 @@
 //===- Frontend.cpp - the front end's entry points and module loading -----===//
 //
-// Loads the main file and its imports (std.x from the stdlib, dotted or
-// quoted paths relative to the importer, then -I directories), detects
+// Loads the main file and its imports (std.x from the -I directories and
+// the stdlib, dotted or quoted paths relative to the importer, then -I
+// directories, then the stdlib), finds the stdlib (stdlibSearchPath), detects
 // import cycles, runs Sema over every module, picks the pipeline and hands
 // it to the evaluator. The work runs on a thread with a large stack so even
 // pathological nesting that passed the parser's limits cannot overflow it.
@@ -13,6 +14,7 @@
 #include "Parser.h"
 #include "Sema.h"
 
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/thread.h"
@@ -23,15 +25,73 @@
 
 namespace pps::frontend {
 
-std::string defaultStdlibDir() {
-  if (const char *Env = std::getenv("PPS_STDLIB"))
-    if (*Env)
-      return Env;
-#ifdef PPS_STDLIB_DIR
-  return PPS_STDLIB_DIR;
-#else
-  return "stdlib";
+// The stdlib's place relative to the directory of the running program,
+// set by the build from the install layout (bin -> share/pps/stdlib).
+#ifndef PPS_STDLIB_RELDIR
+#define PPS_STDLIB_RELDIR "../share/pps/stdlib"
 #endif
+
+/// Paths come from the environment: control characters are shown escaped.
+static std::string printablePath(llvm::StringRef P) {
+  std::string Out;
+  for (unsigned char C : P) {
+    if (C < 0x20 || C == 0x7f)
+      Out += fmt::format("\\x{:02x}", C);
+    else
+      Out += char(C);
+  }
+  return Out;
+}
+
+/// The stdlib next to the running program's own file. On Linux that is
+/// /proc/self/exe with symlinks resolved, so a link to ppsc from a bin
+/// directory on PATH still finds the tree ppsc lives in.
+static void appendDefaultStdlib(std::vector<StdlibDir> &Out) {
+  static int Anchor;
+  std::string Exe = llvm::sys::fs::getMainExecutable(nullptr, &Anchor);
+  if (Exe.empty())
+    return;
+  llvm::SmallString<256> Dir(Exe);
+  llvm::sys::path::remove_filename(Dir);
+  llvm::sys::path::append(Dir, PPS_STDLIB_RELDIR);
+  llvm::sys::path::remove_dots(Dir, /*remove_dot_dot=*/true);
+  Out.push_back({std::string(Dir.str()), fmt::format("next to {}", Exe)});
+}
+
+std::vector<StdlibDir> stdlibSearchPath() {
+  std::vector<StdlibDir> Out;
+  const char *List = std::getenv("PPS_STDLIB_PATH");
+  if (List && *List) {
+    llvm::SmallVector<llvm::StringRef, 4> Parts;
+    llvm::StringRef(List).split(Parts, ':', /*MaxSplit=*/-1,
+                                /*KeepEmpty=*/true);
+    bool DefaultAdded = false;
+    for (llvm::StringRef P : Parts) {
+      if (!P.empty()) {
+        Out.push_back({P.str(), "PPS_STDLIB_PATH"});
+        continue;
+      }
+      if (!DefaultAdded)
+        appendDefaultStdlib(Out);
+      DefaultAdded = true;
+    }
+    return Out;
+  }
+  const char *Old = std::getenv("PPS_STDLIB");
+  if (Old && *Old) {
+    Out.push_back({Old, "PPS_STDLIB"});
+    return Out;
+  }
+  appendDefaultStdlib(Out);
+  return Out;
+}
+
+std::string defaultStdlibDir() {
+  std::vector<StdlibDir> Dirs = stdlibSearchPath();
+  for (const StdlibDir &D : Dirs)
+    if (llvm::sys::fs::is_directory(D.Path))
+      return D.Path;
+  return Dirs.empty() ? std::string() : Dirs.front().Path;
 }
 
 namespace {
@@ -46,6 +106,10 @@ public:
         S(Diags,
           [this](llvm::StringRef Name) { return implicitImport(Name); }) {
     S.StdlibNames = [this] { return stdlibNames(); };
+    S.NoteScheduleSearch = [this](Diagnostic &D, LocId Loc,
+                                  llvm::StringRef Name) {
+      noteScheduleSearch(D, Loc, Name);
+    };
   }
 
   std::optional<ir::Schedule> compile(FileId Main);
@@ -56,9 +120,11 @@ private:
   void resolveImports(ast::Module &M);
   ast::Module *implicitImport(llvm::StringRef Name);
   llvm::ArrayRef<std::string> stdlibNames();
-  std::string stdlibDir() const {
-    return Opts.StdlibDir.empty() ? defaultStdlibDir() : Opts.StdlibDir;
-  }
+  void noteScheduleSearch(Diagnostic &D, LocId Loc, llvm::StringRef Name);
+  /// The -I directories, then the stdlib's, without repeats: where `import
+  /// std.x;` and implicit schedule names are looked for, and the tail of a
+  /// plain import's candidates.
+  llvm::ArrayRef<StdlibDir> searchPath();
 
   SourceManager &SM;
   DiagnosticEngine &Diags;
@@ -69,7 +135,29 @@ private:
   std::vector<std::pair<std::string, LocId>> InProgress; // the import chain
   /// Listed on first use: only an unknown schedule name needs it.
   std::optional<std::vector<std::string>> StdlibNameList;
+  std::optional<std::vector<StdlibDir>> SearchPath;
+  size_t NumImportDirs = 0; ///< leading -I entries of SearchPath
 };
+
+llvm::ArrayRef<StdlibDir> Loader::searchPath() {
+  if (SearchPath)
+    return *SearchPath;
+  SearchPath.emplace();
+  llvm::StringSet<> Seen;
+  auto Add = [&](StdlibDir D) {
+    if (!D.Path.empty() && Seen.insert(D.Path).second)
+      SearchPath->push_back(std::move(D));
+  };
+  for (const std::string &D : Opts.ImportPaths)
+    Add({D, "-I"});
+  NumImportDirs = SearchPath->size();
+  if (!Opts.StdlibDir.empty())
+    Add({Opts.StdlibDir, "the configured stdlib directory"});
+  else
+    for (StdlibDir &D : stdlibSearchPath())
+      Add(std::move(D));
+  return *SearchPath;
+}
 
 std::string canonical(llvm::StringRef Path) {
   llvm::SmallString<256> Real;
@@ -137,11 +225,13 @@ void Loader::resolveImports(ast::Module &M) {
     std::vector<std::string> Candidates;
     llvm::StringRef P = I.Path;
     if (!I.IsString && P.startswith("std.")) {
-      llvm::SmallString<256> F(stdlibDir());
       std::string Rel = P.drop_front(4).str();
       std::replace(Rel.begin(), Rel.end(), '.', '/');
-      llvm::sys::path::append(F, Rel + ".pps");
-      Candidates.push_back(std::string(F.str()));
+      for (const StdlibDir &D : searchPath()) {
+        llvm::SmallString<256> F(D.Path);
+        llvm::sys::path::append(F, Rel + ".pps");
+        Candidates.push_back(std::string(F.str()));
+      }
     } else {
       std::string Rel = I.Path;
       if (!I.IsString) {
@@ -154,8 +244,8 @@ void Loader::resolveImports(ast::Module &M) {
         llvm::SmallString<256> F(Dir);
         llvm::sys::path::append(F, Rel);
         Candidates.push_back(std::string(F.str()));
-        for (const std::string &D : Opts.ImportPaths) {
-          llvm::SmallString<256> G(D);
+        for (const StdlibDir &D : searchPath()) {
+          llvm::SmallString<256> G(D.Path);
           llvm::sys::path::append(G, Rel);
           Candidates.push_back(std::string(G.str()));
         }
@@ -172,7 +262,7 @@ void Loader::resolveImports(ast::Module &M) {
                              fmt::format("cannot find module '{}'", I.Path));
       std::string Where;
       for (const std::string &C : Candidates)
-        Where += (Where.empty() ? "" : ", ") + C;
+        Where += (Where.empty() ? "" : ", ") + printablePath(C);
       D.note(I.Loc, fmt::format("looked for {}", Where));
       continue;
     }
@@ -181,29 +271,63 @@ void Loader::resolveImports(ast::Module &M) {
 }
 
 ast::Module *Loader::implicitImport(llvm::StringRef Name) {
-  llvm::SmallString<256> F(stdlibDir());
-  llvm::sys::path::append(F, Name + ".pps");
-  if (!llvm::sys::fs::is_regular_file(F))
-    return nullptr;
-  ast::Module *M = loadPath(std::string(F.str()), NoLoc);
-  if (!M)
-    return nullptr;
-  // The module and whatever it imports need checking before use.
-  for (auto &Mod : Modules)
-    S.checkModule(*Mod);
-  return M;
+  // The first NAME.pps on the search path that defines NAME: a file of
+  // that name in an -I directory that is something else does not hide the
+  // stdlib's schedule.
+  for (const StdlibDir &D : searchPath()) {
+    llvm::SmallString<256> F(D.Path);
+    llvm::sys::path::append(F, Name + ".pps");
+    if (!llvm::sys::fs::is_regular_file(F))
+      continue;
+    ast::Module *M = loadPath(std::string(F.str()), NoLoc);
+    if (!M)
+      return nullptr;
+    // The module and whatever it imports need checking before use.
+    for (auto &Mod : Modules)
+      S.checkModule(*Mod);
+    if (S.lookupFn(*M, Name))
+      return M;
+  }
+  return nullptr;
 }
 
 llvm::ArrayRef<std::string> Loader::stdlibNames() {
   if (StdlibNameList)
     return *StdlibNameList;
   StdlibNameList.emplace();
-  std::error_code EC;
-  for (llvm::sys::fs::directory_iterator It(stdlibDir(), EC), End;
-       It != End && !EC; It.increment(EC))
-    if (llvm::sys::path::extension(It->path()) == ".pps")
-      StdlibNameList->push_back(llvm::sys::path::stem(It->path()).str());
+  llvm::StringSet<> Seen;
+  for (const StdlibDir &D : searchPath()) {
+    std::error_code EC;
+    for (llvm::sys::fs::directory_iterator It(D.Path, EC), End;
+         It != End && !EC; It.increment(EC)) {
+      if (llvm::sys::path::extension(It->path()) != ".pps")
+        continue;
+      std::string Stem = llvm::sys::path::stem(It->path()).str();
+      if (Seen.insert(Stem).second)
+        StdlibNameList->push_back(std::move(Stem));
+    }
+  }
   return *StdlibNameList;
+}
+
+void Loader::noteScheduleSearch(Diagnostic &D, LocId Loc,
+                                llvm::StringRef Name) {
+  llvm::ArrayRef<StdlibDir> Dirs = searchPath();
+  std::string Where;
+  bool StdlibFound = false;
+  for (size_t I = 0; I < Dirs.size(); ++I) {
+    bool Exists = llvm::sys::fs::is_directory(Dirs[I].Path);
+    if (I >= NumImportDirs)
+      StdlibFound |= Exists;
+    Where += fmt::format(
+        "{}{} ({}{})", Where.empty() ? "" : ", ", printablePath(Dirs[I].Path),
+        printablePath(Dirs[I].Origin), Exists ? "" : ", no such directory");
+  }
+  D.note(Loc, fmt::format("looked for {}.pps in {}", Name,
+                          Where.empty() ? "no directory" : Where));
+  if (!StdlibFound)
+    D.note(Loc, "the standard library was not found: set PPS_STDLIB_PATH "
+                "to its directory, or pass -I DIR");
 }
 
 std::optional<ir::Schedule> Loader::compile(FileId Main) {

@@ -464,6 +464,8 @@ void Sema::checkCall(CallExpr &C, bool AsStatement, bool PipelineSchedule) {
     }
     std::sort(Cands.begin(), Cands.end());
     suggest(D, C.Callee, Cands);
+    if (PipelineSchedule && NoteScheduleSearch)
+      NoteScheduleSearch(D, C.Loc, C.Callee);
     return;
   }
   if (PipelineSchedule && !F->IsSchedule)

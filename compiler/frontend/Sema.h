@@ -37,6 +37,11 @@ public:
   /// asked only when a schedule name is unknown.
   std::function<llvm::ArrayRef<std::string>()> StdlibNames;
 
+  /// Adds notes to an unknown-schedule error: where NAME.pps was looked
+  /// for, and whether the stdlib was found at all.
+  std::function<void(Diagnostic &D, LocId Loc, llvm::StringRef Name)>
+      NoteScheduleSearch;
+
   /// The fn or schedule of this name visible from M, or null.
   ast::FnDecl *lookupFn(ast::Module &M, llvm::StringRef Name);
 

@@ -185,13 +185,6 @@ RunResult runThreads(const ScheduleDesc &S, Kernels &K, const RunOptions &O) {
   return Res;
 }
 
-__attribute__((weak)) int runMpi(const ScheduleDesc &, Kernels &,
-                                 const RunOptions &, int *, char ***) {
-  fmt::print(stderr, "error: this executor was built without MPI support "
-                     "(link pps_runtime_mpi)\n");
-  return ExitUsage;
-}
-
 static void printUsage(const char *Argv0) {
   fmt::print(stderr,
              "usage: {} [--transport=threads|mpi] [--ranks=N] [--steps=N] "

@@ -86,8 +86,8 @@ struct RunResult {
 /// Runs S on in-process threads with the given kernels.
 RunResult runThreads(const ScheduleDesc &S, Kernels &K, const RunOptions &O);
 
-/// Runs S as this MPI process's rank (the MPI runtime library provides it;
-/// without it, reports that the executor was built without MPI).
+/// Runs S as this MPI process's rank (pps_runtime_mpi; pps_runtime's
+/// version reports that the executor was built without MPI).
 int runMpi(const ScheduleDesc &S, Kernels &K, const RunOptions &O, int *Argc,
            char ***Argv);
 

@@ -23,10 +23,12 @@
 namespace pps::frontend {
 
 struct FrontendOptions {
-  /// Directories searched for `import a.b;` (a/b.pps); the stdlib is last.
+  /// The -I directories. `import a.b;` looks for a/b.pps next to the
+  /// importing file, then here, then in the stdlib directories; `import
+  /// std.x;` and a pipeline's schedule name not defined in the file (NAME
+  /// -> NAME.pps) look here first, then in the stdlib directories.
   std::vector<std::string> ImportPaths;
-  /// Where `import std.x;` and implicit schedule lookups look; empty means
-  /// defaultStdlibDir().
+  /// The stdlib directory; empty means stdlibSearchPath().
   std::string StdlibDir;
   /// Which pipeline to compile when the file declares several.
   std::string PipelineName;
@@ -40,7 +42,27 @@ struct FrontendOptions {
   unsigned RecursionLimit = 256;
 };
 
-/// The stdlib directory compiled into the binary (overridden by $PPS_STDLIB).
+/// A directory searched for the standard library, and why it is searched
+/// (shown when a schedule name is not found).
+struct StdlibDir {
+  std::string Path;
+  /// "PPS_STDLIB_PATH", "PPS_STDLIB", "next to /usr/bin/ppsc", ...
+  std::string Origin;
+};
+
+/// Where the standard library is looked for when FrontendOptions::StdlibDir
+/// is empty, in order:
+///  * $PPS_STDLIB_PATH, a ':'-separated list of directories; an empty entry
+///    (as in "mine:" or "a::b") stands for the default location below;
+///  * else $PPS_STDLIB (one directory; the older name, kept as an alias);
+///  * else the default: relative to the running program's own file (the
+///    build's bin -> share/pps/stdlib: `<prefix>/bin/ppsc` looks in
+///    `<prefix>/share/pps/stdlib`, the build tree has the same layout), so
+///    an installed tree works wherever it is copied.
+/// Nothing is compiled in as an absolute path.
+std::vector<StdlibDir> stdlibSearchPath();
+
+/// The first directory of stdlibSearchPath() that exists (else the first).
 std::string defaultStdlibDir();
 
 /// Compiles the file at Path ("-" is stdin) to IR.
