@@ -101,11 +101,24 @@ function(pps_install_component name)
   if(ARG_DEFAULT)
     set_property(GLOBAL APPEND PROPERTY PPS_DEFAULT_COMPONENTS ${name})
   endif()
-  if(NOT ARG_PACKAGE STREQUAL "core")
-    set_property(GLOBAL APPEND PROPERTY PPS_PACKAGES ${ARG_PACKAGE})
-    set_property(GLOBAL PROPERTY PPS_DEB_DEPENDS_${ARG_PACKAGE} "${ARG_DEB_DEPENDS}")
-  endif()
+  pps_package(${ARG_PACKAGE} DEB_DEPENDS ${ARG_DEB_DEPENDS})
   set_property(GLOBAL APPEND PROPERTY PPS_COMPONENTS ${name})
+endfunction()
+
+# pps_package(<name> [DEB_DEPENDS <deps>...])
+#
+# Makes the install component <name> its own Debian package, pps-<name>,
+# depending on pps (same version) and DEB_DEPENDS. Install rules join it
+# with COMPONENT <name>; rules without COMPONENT go to the main package.
+# For parts without CMake targets to export (e.g. a Python module); a
+# runtime component calls it through pps_install_component(... PACKAGE).
+function(pps_package name)
+  cmake_parse_arguments(ARG "" "" "DEB_DEPENDS" ${ARGN})
+  if(name STREQUAL "core")
+    return()
+  endif()
+  set_property(GLOBAL APPEND PROPERTY PPS_PACKAGES ${name})
+  set_property(GLOBAL APPEND PROPERTY PPS_DEB_DEPENDS_${name} ${ARG_DEB_DEPENDS})
 endfunction()
 
 # The Debian package owning FILE (dpkg -S), or FALLBACK.
@@ -148,6 +161,18 @@ function(pps_finish_install)
     file(MAKE_DIRECTORY ${parent})
     file(CREATE_LINK ${src}/stdlib ${mirror} SYMBOLIC)
   endif()
+
+  # ppsConfig.cmake loads the component files it finds: drop those of
+  # components this configuration no longer builds from the build tree.
+  get_property(components GLOBAL PROPERTY PPS_COMPONENTS)
+  file(GLOB present ${PPS_BUILD_CMAKEDIR}/pps-component-*.cmake)
+  foreach(f ${present})
+    get_filename_component(n ${f} NAME)
+    string(REGEX REPLACE "^pps-component-([A-Za-z0-9_]+)(-targets.*)?\\.cmake$" "\\1" c ${n})
+    if(NOT c IN_LIST components)
+      file(REMOVE ${f})
+    endif()
+  endforeach()
 
   # The CMake package: core targets, config, version, pps_add_executor.
   install(EXPORT ppsTargets NAMESPACE pps:: DESTINATION ${PPS_INSTALL_CMAKEDIR}
@@ -226,6 +251,7 @@ pps_add_executor) and pkg-config files.")
   set(CPACK_STRIP_FILES ON)
   set(CPACK_DEB_COMPONENT_INSTALL ON)
   get_property(packages GLOBAL PROPERTY PPS_PACKAGES)
+  list(REMOVE_DUPLICATES packages)
   set(CPACK_COMPONENTS_ALL core ${packages})
   set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
   set(CPACK_DEBIAN_PACKAGE_RELEASE 1)
@@ -255,6 +281,7 @@ pps_add_executor) and pkg-config files.")
     string(TOUPPER ${p} P)
     get_property(deps GLOBAL PROPERTY PPS_DEB_DEPENDS_${p})
     set(CPACK_DEBIAN_${P}_PACKAGE_NAME pps-${p})
+    list(REMOVE_DUPLICATES deps)
     list(JOIN deps ", " deps)
     set(dep "pps (= ${PROJECT_VERSION}-1)")
     if(deps)

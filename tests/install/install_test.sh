@@ -187,7 +187,7 @@ by-hand)
   cat "$dir/out.txt"
   n_ok=$(grep -c '^ok$' "$dir/out.txt" || true)
   want=1
-  if [ "$HAVE_MPI" = ON ]; then want=3; fi
+  if [ "$HAVE_MPI" = ON ]; then want=4; fi
   [ "$n_ok" -ge "$want" ] || fail "expected $want runs ending in ok, got $n_ok"
   grep -q "transport mpi" "$dir/out.txt" || [ "$HAVE_MPI" != ON ] ||
     fail "no MPI run in the recipe"
