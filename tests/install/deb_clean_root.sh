@@ -28,11 +28,14 @@ if [ ! -x "$root/usr/bin/apt-get" ]; then
   debootstrap --variant=minbase bookworm "$root" http://deb.debian.org/debian
 fi
 cp /etc/resolv.conf "$root/etc/resolv.conf"
-mounted=""
-if ! mountpoint -q "$root/proc"; then
-  mount -t proc proc "$root/proc" && mounted=yes
-fi
-cleanup() { if [ -n "$mounted" ]; then umount "$root/proc"; fi; }
+# /proc and /sys for Open MPI (hwloc reads the CPU topology there).
+mounted=()
+for fs in proc sys; do
+  if ! mountpoint -q "$root/$fs"; then
+    mount -t "${fs/sys/sysfs}" "$fs" "$root/$fs" && mounted+=("$root/$fs")
+  fi
+done
+cleanup() { for m in "${mounted[@]}"; do umount "$m"; done; }
 trap cleanup EXIT
 in_root() { chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
   DEBIAN_FRONTEND=noninteractive OMPI_ALLOW_RUN_AS_ROOT=1 \

@@ -231,7 +231,12 @@ deb)
     awk '$1 ~ /^.i/ {print $2}' | while read -r p; do
     : >"$root/var/lib/dpkg/info/$p.list"
   done
-  dpkg --root="$root" --force-not-root --log=/dev/null -i "$deb"
+  if [ "$(id -u)" = 0 ]; then
+    dpkg --root="$root" --log=/dev/null -i "$deb"
+  else
+    echo "not root: unpacking with dpkg-deb -x (dependencies not checked)"
+    dpkg-deb -x "$deb" "$root"
+  fi
   expect 0 "^ppsc \(pps\) [0-9]" -- "$root/usr/bin/ppsc" --version
   expect 0 "free of deadlock" -- "$root/usr/bin/ppsc" lint "$consumer/pipeline.pps"
   grep -q "prefix=/usr$" "$root/usr/$LIBDIR/pkgconfig/pps-runtime.pc" ||
