@@ -9,11 +9,13 @@
 //
 //===----------------------------------------------------------------------===//
 #include "pps/frontend/Frontend.h"
+#include "pps/frontend/CheckedUnit.h"
 
 #include "Evaluator.h"
 #include "Parser.h"
 #include "Sema.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -113,6 +115,13 @@ public:
   }
 
   std::optional<ir::Schedule> compile(FileId Main);
+  /// Loads Main and its imports and checks every module; null if Main did
+  /// not parse.
+  ast::Module *loadAndCheck(FileId Main);
+  /// Hands over every module loaded (the main one first).
+  std::vector<std::unique_ptr<ast::Module>> takeModules() {
+    return std::move(Modules);
+  }
 
 private:
   ast::Module *load(FileId File, const std::string &Key);
@@ -330,7 +339,7 @@ void Loader::noteScheduleSearch(Diagnostic &D, LocId Loc,
                 "to its directory, or pass -I DIR");
 }
 
-std::optional<ir::Schedule> Loader::compile(FileId Main) {
+ast::Module *Loader::loadAndCheck(FileId Main) {
   std::string Key = SM.fileName(Main).str();
   if (Key != "<stdin>")
     Key = canonical(Key);
@@ -339,6 +348,33 @@ std::optional<ir::Schedule> Loader::compile(FileId Main) {
   // list only partly; the order does not matter: sema is per module).
   for (size_t I = 0; I < Modules.size(); ++I)
     S.checkModule(*Modules[I]);
+  return M;
+}
+
+/// Evaluates a checked pipeline and rejects overrides it did not consume.
+static std::optional<ir::Schedule>
+evaluateWithOverrides(ast::PipelineDecl &Pl, DiagnosticEngine &Diags,
+                      const FrontendOptions &Opts) {
+  std::set<std::string> Used;
+  std::optional<ir::Schedule> Out = evaluatePipeline(Pl, Diags, Opts, Used);
+  if (!Out)
+    return std::nullopt;
+  bool BadOverride = false;
+  for (auto &[Name, Value] : Opts.Overrides)
+    if (!Used.count(Name)) {
+      Diags.report(DiagKind::UnknownName, Pl.Loc,
+                   fmt::format("override '{}' matches no field, let or "
+                               "schedule parameter of pipeline '{}'",
+                               Name, Pl.Name));
+      BadOverride = true;
+    }
+  if (BadOverride || Diags.hasErrors())
+    return std::nullopt;
+  return Out;
+}
+
+std::optional<ir::Schedule> Loader::compile(FileId Main) {
+  ast::Module *M = loadAndCheck(Main);
   if (!M || Diags.hasErrors())
     return std::nullopt;
 
@@ -373,60 +409,53 @@ std::optional<ir::Schedule> Loader::compile(FileId Main) {
     Pl = M->Pipelines.front().get();
   }
 
-  std::set<std::string> Used;
-  std::optional<ir::Schedule> Out = evaluatePipeline(*Pl, Diags, Opts, Used);
-  if (!Out)
-    return std::nullopt;
-  bool BadOverride = false;
-  for (auto &[Name, Value] : Opts.Overrides)
-    if (!Used.count(Name)) {
-      Diags.report(DiagKind::UnknownName, Pl->Loc,
-                   fmt::format("override '{}' matches no field, let or "
-                               "schedule parameter of pipeline '{}'",
-                               Name, Pl->Name));
-      BadOverride = true;
+  return evaluateWithOverrides(*Pl, Diags, Opts);
+}
+
+/// Runs Work on a thread with a large stack (or here if no thread can be
+/// made: the nesting limits alone keep the stack use small). An exception
+/// escaping the front end becomes an error at Where.
+void runOnBigStack(llvm::function_ref<void()> Work, DiagnosticEngine &Diags,
+                   LocId Where) {
+  auto Guarded = [&] {
+    try {
+      Work();
+    } catch (std::exception &E) {
+      Diags.report(
+          DiagKind::SyntaxError, Where,
+          fmt::format("internal error in the front end: {}", E.what()));
+    } catch (...) {
+      Diags.report(DiagKind::SyntaxError, Where,
+                   "internal error in the front end");
     }
-  if (BadOverride || Diags.hasErrors())
-    return std::nullopt;
-  return Out;
+  };
+#if LLVM_ENABLE_THREADS
+  bool Ran = false;
+  try {
+    llvm::thread T(llvm::Optional<unsigned>(256u << 20), [&] {
+      Ran = true;
+      Guarded();
+    });
+    T.join();
+  } catch (...) {
+  }
+  if (!Ran)
+    Guarded();
+#else
+  Guarded();
+#endif
 }
 
 std::optional<ir::Schedule> compileOnBigStack(FileId Main, SourceManager &SM,
                                               DiagnosticEngine &Diags,
                                               const FrontendOptions &Opts) {
   std::optional<ir::Schedule> Result;
-  auto Work = [&] {
-    try {
-      Loader L(SM, Diags, Opts);
-      Result = L.compile(Main);
-    } catch (std::exception &E) {
-      Diags.report(
-          DiagKind::SyntaxError, SM.getLoc(Main, 1, 1),
-          fmt::format("internal error in the front end: {}", E.what()));
-      Result.reset();
-    } catch (...) {
-      Diags.report(DiagKind::SyntaxError, SM.getLoc(Main, 1, 1),
-                   "internal error in the front end");
-      Result.reset();
-    }
-  };
-#if LLVM_ENABLE_THREADS
-  // If no thread can be made (resource limits), run here: the nesting
-  // limits alone keep the stack use small.
-  bool Ran = false;
-  try {
-    llvm::thread T(llvm::Optional<unsigned>(256u << 20), [&] {
-      Ran = true;
-      Work();
-    });
-    T.join();
-  } catch (...) {
-  }
-  if (!Ran)
-    Work();
-#else
-  Work();
-#endif
+  runOnBigStack(
+      [&] {
+        Loader L(SM, Diags, Opts);
+        Result = L.compile(Main);
+      },
+      Diags, SM.getLoc(Main, 1, 1));
   return Result;
 }
 
@@ -450,6 +479,33 @@ compileBuffer(llvm::StringRef Name, llvm::StringRef Text, SourceManager &SM,
               DiagnosticEngine &Diags, const FrontendOptions &Opts) {
   FileId File = SM.addBuffer(Name.str(), Text.str());
   return compileOnBigStack(File, SM, Diags, Opts);
+}
+
+CheckedUnit checkBuffer(llvm::StringRef Name, llvm::StringRef Text,
+                        SourceManager &SM, DiagnosticEngine &Diags,
+                        const FrontendOptions &Opts) {
+  CheckedUnit Unit;
+  Unit.MainFile = SM.addBuffer(Name.str(), Text.str());
+  runOnBigStack(
+      [&] {
+        Loader L(SM, Diags, Opts);
+        Unit.Main = L.loadAndCheck(Unit.MainFile);
+        Unit.Modules = L.takeModules();
+      },
+      Diags, SM.getLoc(Unit.MainFile, 1, 1));
+  return Unit;
+}
+
+std::optional<ir::Schedule> evaluateChecked(ast::PipelineDecl &Pl,
+                                            DiagnosticEngine &Diags,
+                                            const FrontendOptions &Opts) {
+  std::optional<ir::Schedule> Result;
+  unsigned ErrorsBefore = Diags.numErrors();
+  runOnBigStack([&] { Result = evaluateWithOverrides(Pl, Diags, Opts); }, Diags,
+                Pl.Loc);
+  if (Diags.numErrors() != ErrorsBefore)
+    Result.reset();
+  return Result;
 }
 
 } // namespace pps::frontend

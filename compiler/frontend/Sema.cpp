@@ -366,6 +366,7 @@ void Sema::checkName(NameExpr &N) {
     L.Used = true;
     N.Res = NameRes::Local;
     N.Slot = L.Slot;
+    N.DeclLoc = L.Loc;
     return;
   }
   Builtin B = lookupBuiltin(N.Name);

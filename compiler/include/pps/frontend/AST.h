@@ -94,6 +94,8 @@ struct NameExpr : Expr {
   NameRes Res = NameRes::Unresolved;
   Builtin BuiltinId = Builtin::None;
   int32_t Slot = -1;
+  /// Sema: where the local it names was declared (tools jump there).
+  LocId DeclLoc = NoLoc;
   NameExpr(LocId L, std::string N)
       : Expr(ExprKind::Name, L), Name(std::move(N)) {}
 };
