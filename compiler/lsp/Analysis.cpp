@@ -24,6 +24,10 @@ namespace pps::lsp {
 
 using namespace frontend;
 
+uint8_t actionClass(ir::ActionKind K) {
+  return ir::isCompute(K) ? 0 : ir::isComm(K) ? 1 : 2;
+}
+
 int lspSeverity(Severity S) {
   switch (S) {
   case Severity::Error:
@@ -411,7 +415,14 @@ private:
 
   void actions(const std::vector<ast::ActionNode> &As) {
     for (const ast::ActionNode &N : As) {
-      ref(N.Loc, RefKind::Action, "", 0);
+      uint8_t Class = N.Kind == ast::ActionNodeKind::Compute ||
+                              N.Kind == ast::ActionNodeKind::Overlap
+                          ? 0
+                      : N.Kind == ast::ActionNodeKind::Send ||
+                              N.Kind == ast::ActionNodeKind::Recv
+                          ? 1
+                          : 2;
+      ref(N.Loc, RefKind::Action, "", 0).ActionClass = Class;
       if (N.Kind == ast::ActionNodeKind::Overlap) {
         ref(N.First.Loc, RefKind::Action, "", 0);
         ref(N.Second.Loc, RefKind::Action, "", 0);
@@ -546,7 +557,7 @@ void indexActions(Analysis &A) {
         if (L == NoLoc || !A.SM->isValid(L) ||
             A.SM->resolve(L).File != A.Unit.MainFile)
           continue;
-        ActionSite &S = A.Actions[L];
+        ActionSite &S = A.Actions[actionKey(L, actionClass(Acts[I].Kind))];
         ++S.Count;
         if (S.First.size() < 8)
           S.First.push_back({P, Rank, I});

@@ -67,10 +67,18 @@ std::string markdownLines(llvm::StringRef Doc) {
   std::string Out;
   llvm::SmallVector<llvm::StringRef, 16> Lines;
   Doc.rtrim().split(Lines, '\n');
+  bool Para = true; // at the start of a paragraph
   for (llvm::StringRef L : Lines) {
-    if (!Out.empty())
-      Out += L.trim().empty() ? "\n\n" : "  \n";
+    if (L.trim().empty()) {
+      if (!Para)
+        Out += "\n\n";
+      Para = true;
+      continue;
+    }
+    if (!Para)
+      Out += "  \n";
     Out += L.rtrim().str();
+    Para = false;
   }
   return Out;
 }
@@ -178,7 +186,7 @@ std::string actionLine(const Analysis &A, const ActionSite::At &At) {
 }
 
 std::string actionHover(const Analysis &A, const Ref &R) {
-  auto It = A.Actions.find(R.Loc);
+  auto It = A.Actions.find(actionKey(R.Loc, R.ActionClass));
   if (It == A.Actions.end() || It->second.First.empty())
     return "";
   const ActionSite &S = It->second;
@@ -284,6 +292,8 @@ llvm::json::Value hover(const Analysis &A, Position P) {
     if (!B)
       return nullptr;
     llvm::StringRef Line = A.Lines.line(A.Text, int64_t(B->Line) - 1).trim();
+    if (Line.endswith("{"))
+      Line = Line.drop_back().rtrim();
     return hoverResult(codeBlock(Line) + "\n\n" + bindingWord(A, *B), Rg);
   }
   case RefKind::Function: {

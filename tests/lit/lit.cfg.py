@@ -1,5 +1,6 @@
 # lit configuration for pps golden tests: `ppsc ... | FileCheck %s`.
 import os
+import sys
 import lit.formats
 
 config.name = "pps"
@@ -16,6 +17,8 @@ config.substitutions.append(("%stdlib", os.path.join(config.pps_source_dir, "std
 config.substitutions.append(("%examples", os.path.join(config.pps_source_dir, "examples")))
 config.substitutions.append(("%srcroot", config.pps_source_dir))
 config.substitutions.append(("%bindir", config.pps_binary_dir))
+# Scripted clients (the language server tests) run on the system Python.
+config.substitutions.append(("%python", "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable))
 for tool in ["FileCheck", "not", "count"]:
     config.substitutions.append((r"\b%s\b" % tool if tool != "not" else r"(?<![\w-])not\b",
                                  os.path.join(config.llvm_tools_dir, tool)))

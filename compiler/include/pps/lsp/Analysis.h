@@ -62,7 +62,17 @@ struct Ref {
   const frontend::ast::Module *Mod = nullptr;      ///< Import
   const frontend::ast::PipelineDecl *Pl = nullptr; ///< Pipeline
   frontend::ast::Builtin BuiltinId = frontend::ast::Builtin::None;
+  /// Action: which IR actions it stands for (see actionClass).
+  uint8_t ActionClass = 0;
 };
+
+/// Actions are looked up by location and class: 0 computes, 1 sends and
+/// receives, 2 the rest. A compute's location is also on the comms that
+/// insert-comms adds for it; the class keeps them apart.
+uint8_t actionClass(ir::ActionKind K);
+inline uint64_t actionKey(LocId Loc, uint8_t Class) {
+  return (uint64_t(Loc) << 2) | Class;
+}
 
 /// A name bound in the document.
 struct Binding {
@@ -128,7 +138,8 @@ public:
   std::vector<Ref> Refs;
   std::vector<Binding> Bindings;
   std::vector<DeclSpan> Decls;
-  llvm::DenseMap<LocId, ActionSite> Actions;
+  /// Keyed by actionKey().
+  llvm::DenseMap<uint64_t, ActionSite> Actions;
   AnalysisTimes Times;
 
   /// True if the document parsed (its index is then current).
