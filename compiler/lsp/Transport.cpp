@@ -73,7 +73,7 @@ MessageReader::Status MessageReader::read(std::string &Body,
   // The header block: lines up to an empty one.
   for (;;) {
     if (!readLine(Line, Overlong))
-      return Any ? Status::Truncated : Status::Eof;
+      return Any || Overlong || !Line.empty() ? Status::Truncated : Status::Eof;
     if (Line.empty() && !Overlong) {
       if (!Any)
         continue; // blank lines between messages are harmless
