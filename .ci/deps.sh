@@ -31,3 +31,26 @@ pps_build() {
   cmake -S "$root" -B "$root/build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
   cmake --build "$root/build" -j "$(nproc)"
 }
+
+# The editor grammar test's npm packages (vscode-textmate, vscode-oniguruma,
+# pinned in editors/vscode/test/package-lock.json), from the npm registry
+# into editors/vscode/test/node_modules. Installs Debian's nodejs and npm
+# first if node or npm is missing. A failure here only makes ctest skip the
+# grammar test, with a message.
+pps_install_editor_deps() {
+  local root
+  root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+  if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+    echo "pps: installing nodejs and npm"
+    local sudo=""
+    if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+      --no-install-recommends nodejs npm || return 0
+  fi
+  if [ ! -d "$root/editors/vscode/test/node_modules/vscode-textmate" ]; then
+    (cd "$root/editors/vscode/test" &&
+      npm ci --no-audit --no-fund --loglevel=error) ||
+      echo "pps: npm ci failed; the grammar test will be skipped"
+  fi
+}
