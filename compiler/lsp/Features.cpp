@@ -361,10 +361,21 @@ llvm::json::Value definition(const Analysis &A, Position P) {
   return nullptr;
 }
 
+static std::mutex CatalogMu;
+static std::map<std::string, std::vector<StdlibSchedule>> CatalogCache;
+
+const std::vector<StdlibSchedule> *
+stdlibCatalogIfReady(const std::string &Dir) {
+  std::unique_lock<std::mutex> Lock(CatalogMu, std::try_to_lock);
+  if (!Lock)
+    return nullptr; // being built
+  auto It = CatalogCache.find(Dir);
+  return It == CatalogCache.end() ? nullptr : &It->second;
+}
+
 const std::vector<StdlibSchedule> &stdlibCatalog(const std::string &Dir) {
-  static std::mutex Mu;
-  static std::map<std::string, std::vector<StdlibSchedule>> Cache;
-  std::lock_guard<std::mutex> Lock(Mu);
+  auto &Cache = CatalogCache;
+  std::lock_guard<std::mutex> Lock(CatalogMu);
   auto [It, Inserted] = Cache.try_emplace(Dir);
   if (!Inserted)
     return It->second;

@@ -233,6 +233,10 @@ private:
 
   std::optional<RpcError> initialize(const json::Value *Params,
                                      json::Value &Result);
+  std::string stdlibDir() const {
+    return Opts.Analysis.StdlibDir.empty() ? frontend::defaultStdlibDir()
+                                           : Opts.Analysis.StdlibDir;
+  }
 
   /// The document's analyses: latest, and the last that parsed.
   bool snapshot(const std::string &Uri, std::shared_ptr<const Analysis> &Latest,
@@ -262,6 +266,7 @@ private:
   std::map<std::string, Document> Docs;
   std::map<std::string, Job> Queue;
   bool Stopping = false;
+  bool WarmCatalog = false;
   uint64_t NextGen = 1;
 
   std::thread Worker;
@@ -393,6 +398,13 @@ std::optional<RpcError> Server::Impl::initialize(const json::Value *Params,
           Opts.Analysis.ImportPaths.push_back(S->str());
   }
   Initialized = true;
+  {
+    // The worker reads the stdlib's schedules for completion now, before
+    // any document: only the worker runs the front end.
+    std::lock_guard<std::mutex> Lock(Mu);
+    WarmCatalog = true;
+  }
+  CV.notify_all();
   json::Object Caps{
       {"positionEncoding", "utf-16"},
       {"textDocumentSync",
@@ -470,11 +482,12 @@ std::optional<RpcError> Server::Impl::request(llvm::StringRef Method,
       Result = json::Object{{"isIncomplete", false}, {"items", json::Array{}}};
       return std::nullopt;
     }
-    std::string Dir = Opts.Analysis.StdlibDir.empty()
-                          ? frontend::defaultStdlibDir()
-                          : Opts.Analysis.StdlibDir;
-    Result =
-        completion(Parsed.get(), Text, P.Pos, stdlibCatalog(Dir), Snippets);
+    // The stdlib's schedules, once the worker has read them (at start-up).
+    static const std::vector<StdlibSchedule> None;
+    const std::vector<StdlibSchedule> *Stdlib =
+        stdlibCatalogIfReady(stdlibDir());
+    Result = completion(Parsed.get(), Text, P.Pos, Stdlib ? *Stdlib : None,
+                        Snippets);
     return std::nullopt;
   }
   if (Method == "textDocument/documentSymbol") {
@@ -578,6 +591,14 @@ void Server::Impl::schedule(const std::string &Uri, Document &D,
 void Server::Impl::workerLoop() {
   std::unique_lock<std::mutex> Lock(Mu);
   while (!Stopping) {
+    if (WarmCatalog) {
+      WarmCatalog = false;
+      std::string Dir = stdlibDir();
+      Lock.unlock();
+      stdlibCatalog(Dir);
+      Lock.lock();
+      continue;
+    }
     if (Queue.empty()) {
       CV.wait(Lock);
       continue;

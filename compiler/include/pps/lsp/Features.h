@@ -30,6 +30,9 @@ struct StdlibSchedule {
 /// The schedules of a stdlib directory, read and checked once per
 /// directory (thread-safe).
 const std::vector<StdlibSchedule> &stdlibCatalog(const std::string &Dir);
+/// The catalog if it is built already, else null; never waits (the server
+/// builds it on its worker thread, which alone runs the front end).
+const std::vector<StdlibSchedule> *stdlibCatalogIfReady(const std::string &Dir);
 
 /// textDocument/hover: a Hover object or null.
 llvm::json::Value hover(const Analysis &A, Position P);
