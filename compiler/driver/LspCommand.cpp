@@ -54,6 +54,7 @@ static int runLsp() {
   O.Analysis.ImportPaths.assign(opts::ImportPaths.begin(),
                                 opts::ImportPaths.end());
   O.Analysis.MaxDiagnostics = opts::ErrorLimit ? opts::ErrorLimit : 200;
+  O.Analysis.StepBudget = opts::StepBudget;
   int Status;
   {
     lsp::Server S(STDIN_FILENO, STDOUT_FILENO, std::move(O));

@@ -583,6 +583,7 @@ std::shared_ptr<Analysis> analyze(std::string Uri, std::string Path,
   FrontendOptions FO;
   FO.StdlibDir = Opts.StdlibDir;
   FO.ImportPaths = Opts.ImportPaths;
+  FO.StepBudget = Opts.StepBudget;
   FO.ImportPaths.push_back(Opts.StdlibDir.empty() ? defaultStdlibDir()
                                                   : Opts.StdlibDir);
 

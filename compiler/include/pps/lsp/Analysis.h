@@ -38,6 +38,8 @@ struct AnalysisOptions {
   std::vector<std::string> ImportPaths;
   /// Most diagnostics published per document (errors past it are counted).
   unsigned MaxDiagnostics = 200;
+  /// Evaluation step budget per pipeline (as --step-budget).
+  uint64_t StepBudget = 200'000'000;
 };
 
 /// What a span of the document is.
