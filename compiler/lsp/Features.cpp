@@ -214,6 +214,9 @@ std::string actionHover(const Analysis &A, const Ref &R) {
 
 std::string pipelineHover(const Analysis &A, const ast::PipelineDecl &Pl) {
   std::string Out = codeBlock("pipeline " + Pl.Name);
+  std::string Doc = commentAbove(A.Text, A.SM->resolve(Pl.Loc).Line);
+  if (!Doc.empty())
+    Out += "\n\n" + markdownLines(Doc);
   for (size_t I = 0; I < A.Pipelines.size(); ++I) {
     const PipelineResult &R = A.Pipelines[I];
     if (R.Decl != &Pl)
@@ -294,7 +297,11 @@ llvm::json::Value hover(const Analysis &A, Position P) {
     llvm::StringRef Line = A.Lines.line(A.Text, int64_t(B->Line) - 1).trim();
     if (Line.endswith("{"))
       Line = Line.drop_back().rtrim();
-    return hoverResult(codeBlock(Line) + "\n\n" + bindingWord(A, *B), Rg);
+    std::string Out = codeBlock(Line) + "\n\n" + bindingWord(A, *B);
+    std::string Doc = commentAbove(A.Text, B->Line);
+    if (!Doc.empty() && B->K != Binding::Param && B->K != Binding::For)
+      Out += "\n\n" + markdownLines(Doc);
+    return hoverResult(std::move(Out), Rg);
   }
   case RefKind::Function: {
     if (!R->Fn)
