@@ -96,6 +96,11 @@ std::string Analysis::fileOf(LocId Loc) const {
 
 namespace {
 
+/// JSON strings must be UTF-8; file names and echoed text may not be.
+std::string utf8(std::string S) {
+  return llvm::json::isUTF8(S) ? S : llvm::json::fixUTF8(S);
+}
+
 double msSince(std::chrono::steady_clock::time_point T0) {
   return std::chrono::duration<double, std::milli>(
              std::chrono::steady_clock::now() - T0)
@@ -174,9 +179,9 @@ private:
         Related.push_back(llvm::json::Object{
             {"location", location(Where)},
             {"message",
-             fmt::format("reported in {}:{}:{}",
-                         llvm::sys::path::filename(A.fileOf(Where)).str(),
-                         P.Line, P.Col)}});
+             utf8(fmt::format("reported in {}:{}:{}",
+                              llvm::sys::path::filename(A.fileOf(Where)).str(),
+                              P.Line, P.Col))}});
       }
       Where = Shown;
     }
@@ -186,16 +191,14 @@ private:
         continue;
       }
       Related.push_back(llvm::json::Object{{"location", location(N.Loc)},
-                                           {"message", N.Message}});
+                                           {"message", utf8(N.Message)}});
     }
     Range R = inMain(Where) ? A.rangeOf(Where) : Range{};
     llvm::json::Object Obj{{"range", toJSON(R)},
                            {"severity", lspSeverity(D.Sev)},
                            {"code", diagKindName(D.Kind)},
                            {"source", "ppsc"},
-                           {"message", llvm::json::isUTF8(Message)
-                                           ? Message
-                                           : llvm::json::fixUTF8(Message)}};
+                           {"message", utf8(std::move(Message))}};
     if (!Related.empty())
       Obj["relatedInformation"] = std::move(Related);
     Out.push_back({R, std::move(Obj)});

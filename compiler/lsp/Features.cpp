@@ -261,6 +261,8 @@ std::string bindingWord(const Analysis &A, const Binding &B) {
 /// The 1-based line and byte column under an LSP position, trying the
 /// character before it too (a cursor just after a name).
 const Ref *refUnder(const Analysis &A, Position P) {
+  if (size_t(P.Line) >= A.Lines.numLines())
+    return nullptr;
   llvm::StringRef Line = A.Lines.line(A.Text, P.Line);
   uint32_t Col = uint32_t(byteOffsetOfUtf16(Line, P.Character)) + 1;
   if (const Ref *R = A.refAt(uint32_t(P.Line) + 1, Col))
