@@ -169,6 +169,11 @@ private:
       // Shown at the first note in the document, else at the anchor; the
       // real place comes first among the related locations.
       LocId Shown = Anchor;
+      // An error in an imported module: at the import of that module.
+      if (A.Unit.Main && A.SM->isValid(Where))
+        for (const ast::ImportDecl &I : A.Unit.Main->Imports)
+          if (I.Resolved && I.Resolved->File == A.SM->resolve(Where).File)
+            Shown = I.Loc;
       for (const DiagNote &N : D.Notes)
         if (inMain(N.Loc)) {
           Shown = N.Loc;

@@ -343,6 +343,8 @@ void Server::Impl::handle(json::Value Msg) {
     return;
   }
   const json::Value *Params = O->get("params");
+  if (Params && Params->kind() == json::Value::Null)
+    Params = nullptr; // some clients send "params": null for none
   if (Params && Params->kind() != json::Value::Object &&
       Params->kind() != json::Value::Array) {
     if (Id)
