@@ -12,6 +12,9 @@
 #include "pps/lsp/Text.h"
 #include "pps/lsp/Transport.h"
 
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+
 #include <gtest/gtest.h>
 
 #include <csignal>
@@ -159,6 +162,37 @@ TEST(LspAnalysis, StdlibFailureShownAtTheCall) {
   llvm::StringRef Uri =
       *(*Rel)[0].getAsObject()->getObject("location")->getString("uri");
   EXPECT_TRUE(Uri.endswith("/stdlib/common.pps")) << Uri.str();
+}
+
+TEST(LspAnalysis, ImportedModuleErrorShownAtTheImport) {
+  llvm::SmallString<128> Dir;
+  ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("pps-lsp", Dir));
+  std::string Lib = std::string(Dir.str()) + "/helpers.pps";
+  {
+    std::error_code EC;
+    llvm::raw_fd_ostream OS(Lib, EC);
+    ASSERT_FALSE(EC);
+    OS << "fn f() { return nope; }\n";
+  }
+  AnalysisOptions O;
+  O.StdlibDir = stdlibDir();
+  std::string Main = std::string(Dir.str()) + "/main.pps";
+  auto A =
+      analyze(pathToUri(Main), Main, "import std.common;\nimport helpers;\n", 1,
+              O, [] { return false; });
+  llvm::sys::fs::remove(Lib);
+  llvm::sys::fs::remove(Dir);
+  ASSERT_EQ(A->Diagnostics.size(), 1u);
+  const llvm::json::Object &D = *A->Diagnostics[0].getAsObject();
+  EXPECT_EQ(D.getString("code"), llvm::StringRef("unknown-name"));
+  EXPECT_EQ(*D.getObject("range")->getObject("start")->getInteger("line"), 1);
+  const llvm::json::Array *Rel = D.getArray("relatedInformation");
+  ASSERT_TRUE(Rel && !Rel->empty());
+  EXPECT_TRUE((*Rel)[0]
+                  .getAsObject()
+                  ->getObject("location")
+                  ->getString("uri")
+                  ->endswith("/helpers.pps"));
 }
 
 TEST(LspAnalysis, EveryPipelineAndLibraryFiles) {
