@@ -33,8 +33,8 @@ static llvm::cl::opt<unsigned> LogLevel(
 
 static llvm::cl::opt<std::string>
     StdlibDir("stdlib",
-              llvm::cl::desc("The stdlib directory (default: the "
-                             "installed one, or $PPS_STDLIB)"),
+              llvm::cl::desc("The stdlib directory (default: "
+                             "$PPS_STDLIB_PATH, else the one next to ppsc)"),
               llvm::cl::value_desc("dir"), llvm::cl::sub(LspCmd),
               llvm::cl::cat(opts::Category));
 

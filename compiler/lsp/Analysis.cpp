@@ -590,10 +590,8 @@ std::shared_ptr<Analysis> analyze(std::string Uri, std::string Path,
 
   FrontendOptions FO;
   FO.StdlibDir = Opts.StdlibDir;
-  FO.ImportPaths = Opts.ImportPaths;
+  FO.ImportPaths = Opts.ImportPaths; // the stdlib comes after them
   FO.StepBudget = Opts.StepBudget;
-  FO.ImportPaths.push_back(Opts.StdlibDir.empty() ? defaultStdlibDir()
-                                                  : Opts.StdlibDir);
 
   DiagnosticConverter Conv(*A);
   auto T0 = std::chrono::steady_clock::now();

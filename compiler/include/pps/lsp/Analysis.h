@@ -32,7 +32,7 @@ namespace pps::lsp {
 
 struct AnalysisOptions {
   /// Where `import std.x;` and implicit schedules are found; empty means
-  /// frontend::defaultStdlibDir().
+  /// the front end's stdlib search path (frontend::stdlibSearchPath()).
   std::string StdlibDir;
   /// Extra import directories (as -I).
   std::vector<std::string> ImportPaths;
