@@ -7,7 +7,8 @@ pps_install_deps() {
   local pkgs=(cmake ninja-build g++ python3 antlr4 libantlr4-runtime-dev
               llvm-14-dev llvm-14-tools libfmt-dev libgtest-dev
               libbenchmark-dev libopenmpi-dev openmpi-bin
-              help2man dpkg-dev file pkgconf)
+              help2man dpkg-dev file pkgconf
+              pybind11-dev python3-dev python3-pytest python3-pip)
   local missing=()
   for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

@@ -1,0 +1,128 @@
+"""pps.compile: files and texts, overrides, the Schedule's topology and
+actions, and its text forms against ppsc's."""
+
+import json
+import os
+
+import pytest
+
+import pps
+from conftest import EXAMPLES, run_ppsc
+
+ONE_F_ONE_B = """
+pipeline p {
+  ranks 4; stages P; microbatches 8;
+  schedule one_f_one_b();
+}
+"""
+
+
+def test_compile_text():
+    s = pps.compile(ONE_F_ONE_B)
+    assert (s.name, s.ranks, s.stages, s.microbatches) == ("p", 4, 4, 8)
+    assert s.placement == "loop" and s.directions == 1
+    assert s.stage_to_rank == [0, 1, 2, 3]
+    assert s.comm_model == "rendezvous"
+    assert s.memory_limit is None
+    assert s.costs(0) == {"F": 1.0, "I": 1.0, "W": 1.0, "B": 2.0}
+    assert repr(s).startswith("<pps.Schedule 'p': 4 ranks")
+
+
+def test_compile_file_matches_ppsc_emit(tmp_pps):
+    path = str(tmp_pps(ONE_F_ONE_B))
+    s = pps.compile(path)
+    assert s.to_pps() == run_ppsc("emit", "--target=pps", path).stdout
+    assert s.to_json() == run_ppsc("emit", "--target=json", path).stdout
+    # pathlib paths are paths too.
+    import pathlib
+    assert pps.compile(pathlib.Path(path)).to_pps() == s.to_pps()
+
+
+def test_actions_are_lowered_named_tuples():
+    s = pps.compile(ONE_F_ONE_B)
+    ir = json.loads(s.to_json())
+    total = 0
+    for r in range(s.ranks):
+        acts = s.actions(r)
+        total += len(acts)
+        assert [a.kind.lower() for a in acts] == [
+            a["kind"].lower() for a in ir["ranks"][r]["actions"]]
+        for a in acts:
+            kind, mb, stage, peer = a[:4]
+            assert isinstance(a, pps.Action)
+            assert s.stage_to_rank[stage] == r
+            if a.is_send or a.is_recv:
+                assert a.is_comm and peer != r and 0 <= peer < s.ranks
+                # A send of F(m, s) goes to the rank of s + 1, etc.
+                partner = stage + 1 if kind in ("SEND_F", "RECV_B") else stage - 1
+                assert s.stage_to_rank[partner] == peer
+            else:
+                assert peer == -1
+            assert str(a) == a.text
+        # Every compute of the rank's stage appears once.
+        computes = [(a.kind, a.microbatch) for a in acts if a.is_compute]
+        assert sorted(computes) == sorted(
+            (k, m) for k in ("F", "B") for m in range(8))
+    assert total == s.num_actions
+    # Locations point into the stdlib source that emitted the action.
+    f = s.actions(0)[0]
+    assert f.text == "F0@0" and f.file.endswith("one_f_one_b.pps") and f.line > 0
+
+
+def test_overrides_and_defines():
+    s = pps.compile(ONE_F_ONE_B, ranks=2, microbatches=3)
+    assert (s.ranks, s.stages, s.microbatches) == (2, 2, 3)
+    text = """
+    pipeline q {
+      ranks 2; stages 2 * P; microbatches 4;
+      schedule interleaved_1f1b();
+    }"""
+    s = pps.compile(text, defines={"ranks": 4, "microbatches": 8})
+    assert (s.ranks, s.stages, s.microbatches) == (4, 8, 8)
+    assert s.stages_of(1) == [1, 5]
+    s = pps.compile(text, stages=4)
+    assert s.stages == 4
+
+
+def test_comm_model_argument(tmp_pps):
+    s = pps.compile(ONE_F_ONE_B, comm_model="eager")
+    assert s.comm_model == "eager"
+    assert s.simulate().comm_model == "eager"
+
+
+def test_round_trip_through_text_form():
+    s = pps.compile(ONE_F_ONE_B)
+    t = pps.compile(s.to_pps())
+    for r in range(s.ranks):
+        assert [a[:6] for a in s.actions(r)] == [a[:6] for a in t.actions(r)]
+
+
+def test_examples_compile_like_ppsc():
+    for f in sorted(os.listdir(EXAMPLES)):
+        if not f.endswith(".pps"):
+            continue
+        path = os.path.join(EXAMPLES, f)
+        assert pps.compile(path).to_pps() == run_ppsc(
+            "emit", "--target=pps", path).stdout, f
+
+
+def test_synth_request_in_source_is_filled_in():
+    s = pps.compile("""
+    pipeline sy {
+      ranks 2; stages 2; microbatches 4;
+      cost { F = 1; I = 1; W = 1; }
+      schedule synth(memory: 2);
+    }""")
+    assert s.synth_algorithm
+    assert s.memory_limit == 2
+    assert not s.lint()
+    assert s.simulate().peak_memory <= 2
+
+
+def test_warnings_are_kept():
+    s = pps.compile("""
+    fn unused_helper(x) { return x; }
+    pipeline w { ranks 2; stages 2; microbatches 2; schedule gpipe(); }
+    """)
+    assert isinstance(s.warnings, pps.Findings)
+    assert all(f.severity == "warning" for f in s.warnings)
