@@ -71,9 +71,10 @@ def _build_tree(config_settings, staging):
     if not cmake:
         raise RuntimeError("cmake is needed to build the pps module "
                            "(apt-get install cmake)")
-    build = os.path.abspath(_setting(config_settings, "build-dir", "PPS_BUILD_DIR")
-                            or os.path.join(_HERE, "build"))
-    if not os.path.isfile(os.path.join(build, "CMakeCache.txt")):
+    given = _setting(config_settings, "build-dir", "PPS_BUILD_DIR")
+    build = os.path.abspath(given or os.path.join(_HERE, "build"))
+    configured = os.path.isfile(os.path.join(build, "CMakeCache.txt"))
+    if not configured:
         cmd = [cmake, "-S", _ROOT, "-B", build, "-DCMAKE_BUILD_TYPE=Release",
                "-DPPS_BUILD_TESTS=OFF", "-DPPS_BUILD_BENCHMARKS=OFF",
                "-DPPS_ENABLE_MPI=OFF", "-DPPS_BUILD_PYTHON=ON",
@@ -81,14 +82,25 @@ def _build_tree(config_settings, staging):
         if shutil.which("ninja"):
             cmd += ["-G", "Ninja"]
         _run(cmd)
+    elif not given:
+        # Our own build directory follows the interpreter pip runs under.
+        _run([cmake, "-S", _ROOT, "-B", build,
+              "-DPPS_PYTHON_EXECUTABLE=" + sys.executable])
     cmd = [cmake, "--build", build, "--target", "pps_python"]
     jobs = _setting(config_settings, "jobs", "CMAKE_BUILD_PARALLEL_LEVEL")
     cmd += ["-j", jobs or str(os.cpu_count() or 1)]
     _run(cmd)
     _run([cmake, "--install", build, "--component", "python", "--prefix",
           staging])
+    suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
     for dirpath, dirnames, filenames in os.walk(staging):
         if os.path.basename(dirpath) == _NAME and "__init__.py" in filenames:
+            if "_pps" + suffix not in filenames:
+                raise RuntimeError(
+                    "the build directory %s builds the module for another "
+                    "Python than %s (no _pps%s); configure it with "
+                    "-DPPS_PYTHON_EXECUTABLE=%s or use another build-dir"
+                    % (build, sys.executable, suffix, sys.executable))
             return os.path.dirname(dirpath)
     raise RuntimeError("cmake --install put no pps package into %s (was the "
                        "build directory configured with PPS_BUILD_PYTHON=ON?)"

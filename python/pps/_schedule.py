@@ -217,12 +217,19 @@ def lint(source: PathLike, ranks: Optional[int] = None,
          pipeline: Optional[str] = None, import_paths: Iterable[PathLike] = (),
          name: Optional[str] = None,
          step_budget: Optional[int] = None) -> Findings:
-    """`ppsc lint` on a .pps file or text: every finding, the front end's
-    included, as data; never raises for a problem in the schedule. Same
-    arguments as compile(); an empty result means the schedule is free of
-    deadlock, complete and within its memory limit."""
+    """`ppsc lint` on a .pps file or text (or a PyTorch schedule .csv file):
+    every finding, the front end's included, as data; never raises for a
+    problem in the schedule. Same arguments as compile(); an empty result
+    means the schedule is complete, free of deadlock and within its memory
+    limit."""
     comm = _comm_model(comm_model)
     src, is_text = _source(source, "{")
+    if not is_text and src.endswith(".csv"):
+        if defines:
+            raise ValueError("defines apply to .pps sources, not to a CSV")
+        return Findings._from_report(_pps.lint_torch_csv(
+            *_csv_args(src, ranks, stages, microbatches, None, False, None,
+                       pipeline), comm))
     kw = _source_kwargs(ranks, microbatches, stages, defines, pipeline,
                         import_paths, step_budget)
     return Findings._from_report(
@@ -248,7 +255,13 @@ def from_torch_csv(source: PathLike, *, ranks: Optional[int] = None,
     name: the name diagnostics give a text source (default "<csv>").
     pipeline: the schedule's name (default: from the file name).
     """
-    comm = _comm_model(comm_model)
+    return Schedule(_pps.import_torch_csv(
+        *_csv_args(source, ranks, stages, microbatches, placement, keep_idle,
+                   name, pipeline), _comm_model(comm_model)))
+
+
+def _csv_args(source, ranks, stages, microbatches, placement, keep_idle, name,
+              pipeline) -> tuple:
     src, is_text = _source(source, ",")
     placement = _str("placement", placement, optional=True)
     if placement is not None and placement not in ("loop", "v"):
@@ -260,11 +273,9 @@ def from_torch_csv(source: PathLike, *, ranks: Optional[int] = None,
         if value is not None and value >= 2 ** 31:
             raise ValueError("%s is too large: %d" % (key, value))
         sizes[key] = value
-    return Schedule(_pps.import_torch_csv(
-        src, is_text, _display_name(name, "<csv>"),
-        _str("pipeline", pipeline, optional=True) or "", sizes["ranks"],
-        sizes["stages"], sizes["microbatches"], placement, bool(keep_idle),
-        comm))
+    return (src, is_text, _display_name(name, "<csv>"),
+            _str("pipeline", pipeline, optional=True) or "", sizes["ranks"],
+            sizes["stages"], sizes["microbatches"], placement, bool(keep_idle))
 
 
 def synth(ranks: int, microbatches: int, memory_limit: int,

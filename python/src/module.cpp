@@ -325,11 +325,10 @@ UnitPtr compileSource(const SourceArgs &A, std::optional<ir::CommModel> Comm) {
   return finish(SM, Diags, std::move(S), Comm);
 }
 
-/// ppsc lint on a source: every finding, from the front end's on.
-ReportData lintSource(const SourceArgs &A, std::optional<ir::CommModel> Comm) {
-  SourceManager SM;
-  DiagnosticEngine Diags(SM);
-  std::optional<ir::Schedule> S = runFrontend(A, SM, Diags);
+/// ppsc lint on what the front end or an importer produced: every finding,
+/// theirs included.
+ReportData lintLoaded(DiagnosticEngine &Diags, std::optional<ir::Schedule> S,
+                      std::optional<ir::CommModel> Comm) {
   if (S) {
     if (Comm)
       S->Comm = *Comm;
@@ -338,37 +337,47 @@ ReportData lintSource(const SourceArgs &A, std::optional<ir::CommModel> Comm) {
   return collect(Diags);
 }
 
+ReportData lintSource(const SourceArgs &A, std::optional<ir::CommModel> Comm) {
+  SourceManager SM;
+  DiagnosticEngine Diags(SM);
+  std::optional<ir::Schedule> S = runFrontend(A, SM, Diags);
+  return lintLoaded(Diags, std::move(S), Comm);
+}
+
 struct CsvArgs {
   std::string Source;
   bool IsText = false;
   std::string Name; // display name of a text
-  std::string Pipeline;
-  std::optional<int32_t> Ranks, Stages, Microbatches;
-  std::optional<std::string> Placement;
-  bool KeepIdle = false;
+  backends::TorchImportOptions Options;
 };
 
-UnitPtr importCsv(const CsvArgs &A, std::optional<ir::CommModel> Comm) {
-  backends::TorchImportOptions TO;
-  TO.Ranks = A.Ranks;
-  TO.Stages = A.Stages;
-  TO.Microbatches = A.Microbatches;
-  if (A.Placement)
-    TO.Place = placementNamed(*A.Placement);
-  TO.Name = A.Pipeline;
-  TO.KeepIdle = A.KeepIdle;
-  auto SM = std::make_shared<SourceManager>();
-  DiagnosticEngine Diags(*SM);
-  std::optional<ir::Schedule> S;
-  {
-    py::gil_scoped_release NoGil;
-    if (A.IsText)
-      S = backends::importTorchCsv(SM->addBuffer(A.Name, A.Source), *SM, Diags,
-                                   TO);
-    else
-      S = backends::importTorchCsvFile(A.Source, *SM, Diags, TO);
-    return finish(SM, Diags, std::move(S), Comm);
-  }
+CsvArgs csvArgs(const std::string &Source, bool IsText, const std::string &Name,
+                const std::string &Pipeline, std::optional<int32_t> Ranks,
+                std::optional<int32_t> Stages,
+                std::optional<int32_t> Microbatches,
+                const std::optional<std::string> &Placement, bool KeepIdle) {
+  CsvArgs A;
+  A.Source = Source;
+  A.IsText = IsText;
+  A.Name = Name;
+  A.Options.Ranks = Ranks;
+  A.Options.Stages = Stages;
+  A.Options.Microbatches = Microbatches;
+  if (Placement)
+    A.Options.Place = placementNamed(*Placement);
+  A.Options.Name = Pipeline;
+  A.Options.KeepIdle = KeepIdle;
+  return A;
+}
+
+/// The torch importer on a file or a text, as ppsc's Session::load does for
+/// .csv.
+std::optional<ir::Schedule> runImporter(const CsvArgs &A, SourceManager &SM,
+                                        DiagnosticEngine &Diags) {
+  if (A.IsText)
+    return backends::importTorchCsv(SM.addBuffer(A.Name, A.Source), SM, Diags,
+                                    A.Options);
+  return backends::importTorchCsvFile(A.Source, SM, Diags, A.Options);
 }
 
 /// Cost overrides in the shape of the language's `cost { }` block: kinds
@@ -1263,17 +1272,39 @@ PYBIND11_MODULE(_pps, m) {
          std::optional<int32_t> Stages, std::optional<int32_t> Microbatches,
          std::optional<std::string> Placement, bool KeepIdle,
          std::optional<std::string> Comm) {
-        CsvArgs A;
-        A.Source = Source;
-        A.IsText = IsText;
-        A.Name = Name;
-        A.Pipeline = Pipeline;
-        A.Ranks = Ranks;
-        A.Stages = Stages;
-        A.Microbatches = Microbatches;
-        A.Placement = Placement;
-        A.KeepIdle = KeepIdle;
-        return importCsv(A, commModel(Comm));
+        CsvArgs A = csvArgs(Source, IsText, Name, Pipeline, Ranks, Stages,
+                            Microbatches, Placement, KeepIdle);
+        std::optional<ir::CommModel> M = commModel(Comm);
+        py::gil_scoped_release NoGil;
+        auto SM = std::make_shared<SourceManager>();
+        DiagnosticEngine Diags(*SM);
+        std::optional<ir::Schedule> S = runImporter(A, *SM, Diags);
+        return finish(SM, Diags, std::move(S), M);
+      },
+      py::arg("source"), py::arg("is_text"), py::arg("name"),
+      py::arg("pipeline"), py::arg("ranks"), py::arg("stages"),
+      py::arg("microbatches"), py::arg("placement"), py::arg("keep_idle"),
+      py::arg("comm_model"));
+
+  m.def(
+      "lint_torch_csv",
+      [](const std::string &Source, bool IsText, const std::string &Name,
+         const std::string &Pipeline, std::optional<int32_t> Ranks,
+         std::optional<int32_t> Stages, std::optional<int32_t> Microbatches,
+         std::optional<std::string> Placement, bool KeepIdle,
+         std::optional<std::string> Comm) {
+        CsvArgs A = csvArgs(Source, IsText, Name, Pipeline, Ranks, Stages,
+                            Microbatches, Placement, KeepIdle);
+        std::optional<ir::CommModel> M = commModel(Comm);
+        ReportData R;
+        {
+          py::gil_scoped_release NoGil;
+          SourceManager SM;
+          DiagnosticEngine Diags(SM);
+          std::optional<ir::Schedule> S = runImporter(A, SM, Diags);
+          R = lintLoaded(Diags, std::move(S), M);
+        }
+        return reportToPython(R);
       },
       py::arg("source"), py::arg("is_text"), py::arg("name"),
       py::arg("pipeline"), py::arg("ranks"), py::arg("stages"),

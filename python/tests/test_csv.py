@@ -69,3 +69,13 @@ def test_import_arguments():
     t = pps.from_torch_csv("0F0,,0B0\n", keep_idle=True)
     assert [a.kind for a in t.actions(0)] == ["F", "IDLE", "B"]
     assert t.actions(0)[1].idle_time == 1.0
+
+
+def test_lint_of_a_csv_file(tmp_pps):
+    # Rank 1 runs a backward before its forward.
+    path = str(tmp_pps("0F0,0F1,0B0,0B1\n1B0,1F0,1F1,1B1\n", "swap.csv"))
+    findings = pps.lint(path)
+    assert findings.text == run_ppsc("lint", path).stderr
+    assert findings and all(f.file == path for f in findings)
+    ok = str(tmp_pps("0F0,0F1,0B0,0B1\n1F0,1B0,1F1,1B1\n", "ok.csv"))
+    assert pps.lint(ok) == [] and run_ppsc("lint", ok).returncode == 0
