@@ -47,8 +47,6 @@
 namespace py = pybind11;
 using namespace pps;
 
-namespace {
-
 // The largest sizes the builder accepts: the language's own limits
 // (docs/language.md), checked before anything is allocated.
 constexpr int64_t MaxRanks = 1 << 16;
@@ -62,6 +60,7 @@ constexpr int64_t MaxMicrobatches = 1 << 24;
 /// (message, file, line, column); file "" and 0s when there is no location.
 using NoteData = std::tuple<std::string, std::string, uint32_t, uint32_t>;
 
+namespace {
 /// One diagnostic: kind, severity, message, file, line, column, notes, and
 /// the text ppsc prints for it (source line and caret included).
 struct FindingData {
@@ -83,8 +82,9 @@ struct ReportData {
 struct CompileFailure {
   ReportData Report;
 };
+} // namespace
 
-const char *severityName(Severity S) {
+static const char *severityName(Severity S) {
   switch (S) {
   case Severity::Note:
     return "note";
@@ -96,8 +96,8 @@ const char *severityName(Severity S) {
   return "error";
 }
 
-std::tuple<std::string, uint32_t, uint32_t> where(const SourceManager &SM,
-                                                  LocId Loc) {
+static std::tuple<std::string, uint32_t, uint32_t>
+where(const SourceManager &SM, LocId Loc) {
   if (!SM.isValid(Loc))
     return {"", 0, 0};
   SourcePos P = SM.resolve(Loc);
@@ -105,7 +105,8 @@ std::tuple<std::string, uint32_t, uint32_t> where(const SourceManager &SM,
 }
 
 /// The text ppsc prints for one diagnostic: the engine prints it.
-std::string diagnosticText(const SourceManager &SM, const Diagnostic &D) {
+static std::string diagnosticText(const SourceManager &SM,
+                                  const Diagnostic &D) {
   DiagnosticEngine One(SM);
   Diagnostic &Copy = One.report(D.Kind, D.Sev, D.Loc, D.Message);
   for (const DiagNote &N : D.Notes)
@@ -120,7 +121,7 @@ std::string diagnosticText(const SourceManager &SM, const Diagnostic &D) {
 /// Collects (and clears) what Diags holds: the data in the engine's print
 /// order (by file, line, column, then report order) and the text the
 /// engine itself prints.
-ReportData collect(DiagnosticEngine &Diags) {
+static ReportData collect(DiagnosticEngine &Diags) {
   const SourceManager &SM = Diags.sourceManager();
   ReportData R;
   R.Errors = Diags.numErrors();
@@ -155,11 +156,11 @@ ReportData collect(DiagnosticEngine &Diags) {
   return R;
 }
 
-[[noreturn]] void fail(DiagnosticEngine &Diags) {
+[[noreturn]] static void fail(DiagnosticEngine &Diags) {
   throw CompileFailure{collect(Diags)};
 }
 
-py::tuple findingToPython(const FindingData &F) {
+static py::tuple findingToPython(const FindingData &F) {
   py::list Notes;
   for (const NoteData &N : F.Notes)
     Notes.append(py::make_tuple(std::get<0>(N), std::get<1>(N), std::get<2>(N),
@@ -169,7 +170,7 @@ py::tuple findingToPython(const FindingData &F) {
 }
 
 /// (text, [finding tuples], errors, warnings): pps._types builds Findings.
-py::tuple reportToPython(const ReportData &R) {
+static py::tuple reportToPython(const ReportData &R) {
   py::list L;
   for (const FindingData &F : R.Findings)
     L.append(findingToPython(F));
@@ -180,7 +181,8 @@ py::tuple reportToPython(const ReportData &R) {
 // Argument parsing (ValueError with the reason, never an assert)
 //===----------------------------------------------------------------------===//
 
-std::optional<ir::CommModel> commModel(const std::optional<std::string> &Name) {
+static std::optional<ir::CommModel>
+commModel(const std::optional<std::string> &Name) {
   if (!Name)
     return std::nullopt;
   for (ir::CommModel M : {ir::CommModel::Rendezvous, ir::CommModel::Eager,
@@ -192,7 +194,7 @@ std::optional<ir::CommModel> commModel(const std::optional<std::string> &Name) {
       *Name));
 }
 
-ir::Placement placementNamed(const std::string &Name) {
+static ir::Placement placementNamed(const std::string &Name) {
   if (Name == "loop")
     return ir::Placement::Loop;
   if (Name == "v")
@@ -202,13 +204,13 @@ ir::Placement placementNamed(const std::string &Name) {
 }
 
 /// Kinds as the Python API spells them: PyTorch's names, "IDLE" for idle.
-std::string kindName(ir::ActionKind K) {
+static std::string kindName(ir::ActionKind K) {
   if (K == ir::ActionKind::Idle)
     return "IDLE";
   return ir::actionKindTorchName(K).str();
 }
 
-std::optional<ir::ActionKind> kindNamed(llvm::StringRef Name) {
+static std::optional<ir::ActionKind> kindNamed(llvm::StringRef Name) {
   for (unsigned I = 0; I < ir::NumActionKinds; ++I) {
     auto K = ir::ActionKind(I);
     if (Name.equals_insensitive(kindName(K)))
@@ -217,7 +219,7 @@ std::optional<ir::ActionKind> kindNamed(llvm::StringRef Name) {
   return std::nullopt;
 }
 
-std::string kindList() {
+static std::string kindList() {
   std::string Out;
   for (unsigned I = 0; I < ir::NumActionKinds; ++I)
     Out += (I ? ", " : "") + kindName(ir::ActionKind(I));
@@ -228,6 +230,7 @@ std::string kindList() {
 // Compilation units
 //===----------------------------------------------------------------------===//
 
+namespace {
 /// A compiled schedule: its sources, the IR as the front end (and synthesis)
 /// produced it, and the IR after the lowering passes.
 struct Unit {
@@ -243,10 +246,12 @@ struct Unit {
   std::optional<std::string> SynthAlgorithm;
 };
 using UnitPtr = std::shared_ptr<Unit>;
+} // namespace
 
 /// Runs the compiler's pass pipeline up to Goal on S. True if no error.
-bool runPasses(ir::Schedule &S, DiagnosticEngine &Diags, pipeline::Goal Goal,
-               passes::AnalysisResults *Results = nullptr) {
+static bool runPasses(ir::Schedule &S, DiagnosticEngine &Diags,
+                      pipeline::Goal Goal,
+                      passes::AnalysisResults *Results = nullptr) {
   passes::PassManager PM;
   pipeline::PipelineConfig Config;
   Config.Until = Goal;
@@ -261,9 +266,9 @@ bool runPasses(ir::Schedule &S, DiagnosticEngine &Diags, pipeline::Goal Goal,
 /// What the front end or an importer produced, made into a Unit: the comm
 /// model applied, a synth request filled in, then lowered. Throws
 /// CompileFailure on any error.
-UnitPtr finish(std::shared_ptr<SourceManager> SM, DiagnosticEngine &Diags,
-               std::optional<ir::Schedule> S,
-               std::optional<ir::CommModel> Comm) {
+static UnitPtr finish(std::shared_ptr<SourceManager> SM,
+                      DiagnosticEngine &Diags, std::optional<ir::Schedule> S,
+                      std::optional<ir::CommModel> Comm) {
   if (!S || Diags.hasErrors())
     fail(Diags);
   if (Comm)
@@ -285,6 +290,7 @@ UnitPtr finish(std::shared_ptr<SourceManager> SM, DiagnosticEngine &Diags,
   return U;
 }
 
+namespace {
 struct SourceArgs {
   std::string Source; // a path, or the text itself
   bool IsText = false;
@@ -295,8 +301,9 @@ struct SourceArgs {
   std::map<std::string, int64_t> Overrides;
   std::optional<uint64_t> StepBudget;
 };
+} // namespace
 
-frontend::FrontendOptions frontendOptions(const SourceArgs &A) {
+static frontend::FrontendOptions frontendOptions(const SourceArgs &A) {
   frontend::FrontendOptions FO;
   FO.ImportPaths = A.ImportPaths;
   FO.StdlibDir = A.StdlibDir;
@@ -310,15 +317,16 @@ frontend::FrontendOptions frontendOptions(const SourceArgs &A) {
 }
 
 /// The front end on a file or a text, as ppsc's Session::load does for .pps.
-std::optional<ir::Schedule> runFrontend(const SourceArgs &A, SourceManager &SM,
-                                        DiagnosticEngine &Diags) {
+static std::optional<ir::Schedule>
+runFrontend(const SourceArgs &A, SourceManager &SM, DiagnosticEngine &Diags) {
   frontend::FrontendOptions FO = frontendOptions(A);
   if (A.IsText)
     return frontend::compileBuffer(A.Name, A.Source, SM, Diags, FO);
   return frontend::compileFile(A.Source, SM, Diags, FO);
 }
 
-UnitPtr compileSource(const SourceArgs &A, std::optional<ir::CommModel> Comm) {
+static UnitPtr compileSource(const SourceArgs &A,
+                             std::optional<ir::CommModel> Comm) {
   auto SM = std::make_shared<SourceManager>();
   DiagnosticEngine Diags(*SM);
   std::optional<ir::Schedule> S = runFrontend(A, *SM, Diags);
@@ -327,8 +335,9 @@ UnitPtr compileSource(const SourceArgs &A, std::optional<ir::CommModel> Comm) {
 
 /// ppsc lint on what the front end or an importer produced: every finding,
 /// theirs included.
-ReportData lintLoaded(DiagnosticEngine &Diags, std::optional<ir::Schedule> S,
-                      std::optional<ir::CommModel> Comm) {
+static ReportData lintLoaded(DiagnosticEngine &Diags,
+                             std::optional<ir::Schedule> S,
+                             std::optional<ir::CommModel> Comm) {
   if (S) {
     if (Comm)
       S->Comm = *Comm;
@@ -337,25 +346,28 @@ ReportData lintLoaded(DiagnosticEngine &Diags, std::optional<ir::Schedule> S,
   return collect(Diags);
 }
 
-ReportData lintSource(const SourceArgs &A, std::optional<ir::CommModel> Comm) {
+static ReportData lintSource(const SourceArgs &A,
+                             std::optional<ir::CommModel> Comm) {
   SourceManager SM;
   DiagnosticEngine Diags(SM);
   std::optional<ir::Schedule> S = runFrontend(A, SM, Diags);
   return lintLoaded(Diags, std::move(S), Comm);
 }
 
+namespace {
 struct CsvArgs {
   std::string Source;
   bool IsText = false;
   std::string Name; // display name of a text
   backends::TorchImportOptions Options;
 };
+} // namespace
 
-CsvArgs csvArgs(const std::string &Source, bool IsText, const std::string &Name,
-                const std::string &Pipeline, std::optional<int32_t> Ranks,
-                std::optional<int32_t> Stages,
-                std::optional<int32_t> Microbatches,
-                const std::optional<std::string> &Placement, bool KeepIdle) {
+static CsvArgs
+csvArgs(const std::string &Source, bool IsText, const std::string &Name,
+        const std::string &Pipeline, std::optional<int32_t> Ranks,
+        std::optional<int32_t> Stages, std::optional<int32_t> Microbatches,
+        const std::optional<std::string> &Placement, bool KeepIdle) {
   CsvArgs A;
   A.Source = Source;
   A.IsText = IsText;
@@ -372,14 +384,15 @@ CsvArgs csvArgs(const std::string &Source, bool IsText, const std::string &Name,
 
 /// The torch importer on a file or a text, as ppsc's Session::load does for
 /// .csv.
-std::optional<ir::Schedule> runImporter(const CsvArgs &A, SourceManager &SM,
-                                        DiagnosticEngine &Diags) {
+static std::optional<ir::Schedule>
+runImporter(const CsvArgs &A, SourceManager &SM, DiagnosticEngine &Diags) {
   if (A.IsText)
     return backends::importTorchCsv(SM.addBuffer(A.Name, A.Source), SM, Diags,
                                     A.Options);
   return backends::importTorchCsvFile(A.Source, SM, Diags, A.Options);
 }
 
+namespace {
 /// Cost overrides in the shape of the language's `cost { }` block: kinds
 /// for every stage first, then per-stage entries; giving I and W but not B
 /// makes B = I + W, as the block does.
@@ -387,8 +400,9 @@ struct CostArgs {
   std::map<std::string, double> All;
   std::map<int64_t, std::map<std::string, double>> PerStage;
 };
+} // namespace
 
-double &costSlot(ir::StageCost &C, const std::string &Key) {
+static double &costSlot(ir::StageCost &C, const std::string &Key) {
   if (Key == "F")
     return C.F;
   if (Key == "I")
@@ -398,7 +412,8 @@ double &costSlot(ir::StageCost &C, const std::string &Key) {
   return C.B;
 }
 
-void checkCostEntry(const std::string &Key, double V, bool AllowOverlap) {
+static void checkCostEntry(const std::string &Key, double V,
+                           bool AllowOverlap) {
   bool Known = Key == "F" || Key == "I" || Key == "W" || Key == "B" ||
                (AllowOverlap && Key == "overlap");
   if (!Known)
@@ -410,7 +425,7 @@ void checkCostEntry(const std::string &Key, double V, bool AllowOverlap) {
         fmt::format("cost {} must be a finite number >= 0, got {}", Key, V));
 }
 
-void applyCosts(ir::Schedule &S, const CostArgs &A) {
+static void applyCosts(ir::Schedule &S, const CostArgs &A) {
   ir::CostModel &C = S.Cost;
   for (auto &[Key, V] : A.All)
     checkCostEntry(Key, V, /*AllowOverlap=*/true);
@@ -445,6 +460,7 @@ void applyCosts(ir::Schedule &S, const CostArgs &A) {
 // Simulation
 //===----------------------------------------------------------------------===//
 
+namespace {
 /// A simulated schedule: the checked IR and the simulator's result (the
 /// trace backends need both).
 struct SimState {
@@ -462,9 +478,10 @@ struct SimArgs {
   std::optional<bool> Blocking;
   std::string Timing = "auto";
 };
+} // namespace
 
 /// ppsc sim: the pass pipeline to its Check goal, then the simulator.
-SimPtr simulate(const Unit &U, const SimArgs &A) {
+static SimPtr simulate(const Unit &U, const SimArgs &A) {
   sim::SimOptions SO;
   SO.CommModel = commModel(A.CommModel);
   SO.BlockingComm = A.Blocking;
@@ -497,7 +514,7 @@ SimPtr simulate(const Unit &U, const SimArgs &A) {
   return St;
 }
 
-std::string render(const std::function<void(llvm::raw_ostream &)> &Fn) {
+static std::string render(const std::function<void(llvm::raw_ostream &)> &Fn) {
   std::string Out;
   llvm::raw_string_ostream OS(Out);
   Fn(OS);
@@ -505,7 +522,7 @@ std::string render(const std::function<void(llvm::raw_ostream &)> &Fn) {
   return Out;
 }
 
-py::list rankStats(const sim::SimResult &R) {
+static py::list rankStats(const sim::SimResult &R) {
   py::list L;
   for (size_t I = 0; I < R.Ranks.size(); ++I) {
     const sim::RankStats &X = R.Ranks[I];
@@ -520,13 +537,17 @@ py::list rankStats(const sim::SimResult &R) {
 // Actions
 //===----------------------------------------------------------------------===//
 
+namespace {
 /// The Python types results are made of, registered by pps/_types.py when
 /// it is imported (_register_types) and kept for the life of the process.
 struct PythonTypes {
   py::handle Action, TimedAction, CompileError;
-} Types;
+};
+} // namespace
 
-py::handle registered(py::handle T, const char *Name) {
+static PythonTypes Types;
+
+static py::handle registered(py::handle T, const char *Name) {
   if (!T)
     throw std::runtime_error(fmt::format(
         "pps._pps is used without the pps package (pps.{} is not registered)",
@@ -541,7 +562,7 @@ py::handle registered(py::handle T, const char *Name) {
 /// collector (as CPython untracks such tuples itself, but only once a
 /// collection has scanned them), which keeps a million-action list from
 /// costing repeated collections while it is built.
-py::object namedTuple(py::handle Type, py::tuple Fields) {
+static py::object namedTuple(py::handle Type, py::tuple Fields) {
   py::tuple Args = py::make_tuple(std::move(Fields));
   PyObject *Obj = PyTuple_Type.tp_new(
       reinterpret_cast<PyTypeObject *>(Type.ptr()), Args.ptr(), nullptr);
@@ -551,6 +572,7 @@ py::object namedTuple(py::handle Type, py::tuple Fields) {
   return py::reinterpret_steal<py::object>(Obj);
 }
 
+namespace {
 /// Converts actions into pps.Action tuples: kind, microbatch, stage, peer,
 /// overlap_next, idle_time, text, file, line, column: what a runtime needs
 /// to run the action and to name it in the lint's words. File names are
@@ -591,15 +613,16 @@ private:
     return K;
   }();
 };
+} // namespace
 
-void checkRank(const ir::Schedule &S, int64_t Rank) {
+static void checkRank(const ir::Schedule &S, int64_t Rank) {
   if (Rank < 0 || Rank >= S.Topo.Ranks)
     throw py::value_error(
         fmt::format("rank {} is out of range 0..{}", Rank, S.Topo.Ranks - 1));
 }
 
-py::list actionsOf(const SourceManager &SM, const ir::Schedule &S,
-                   int64_t Rank) {
+static py::list actionsOf(const SourceManager &SM, const ir::Schedule &S,
+                          int64_t Rank) {
   checkRank(S, Rank);
   ActionConverter Convert(SM);
   const std::vector<ir::Action> &Acts = S.Ranks[Rank].Actions;
@@ -609,7 +632,7 @@ py::list actionsOf(const SourceManager &SM, const ir::Schedule &S,
   return L;
 }
 
-py::dict costsOf(const ir::Schedule &S, int32_t Stage) {
+static py::dict costsOf(const ir::Schedule &S, int32_t Stage) {
   py::dict D;
   for (ir::ActionKind K : {ir::ActionKind::F, ir::ActionKind::I,
                            ir::ActionKind::W, ir::ActionKind::B})
@@ -617,7 +640,7 @@ py::dict costsOf(const ir::Schedule &S, int32_t Stage) {
   return D;
 }
 
-std::string torchCsv(const Unit &U, bool WithComms) {
+static std::string torchCsv(const Unit &U, bool WithComms) {
   const ir::Schedule &S = U.Lowered;
   // PyTorch's schedules send every microbatch through stages 0..S-1 (the
   // same refusal as `ppsc emit --target=torch`).
@@ -639,6 +662,7 @@ std::string torchCsv(const Unit &U, bool WithComms) {
 // Synthesis
 //===----------------------------------------------------------------------===//
 
+namespace {
 struct SynthArgs {
   int64_t Ranks = 0, Microbatches = 0, MemoryLimit = 0;
   std::string Placement = "loop";
@@ -648,11 +672,12 @@ struct SynthArgs {
   double Latency = 0;
   bool Exact = true;
 };
+} // namespace
 
 /// Parses F / I (B is the zero-bubble papers' name for I, as in ppsc
 /// synth) / W costs into C.
-void synthCosts(const std::map<std::string, double> &Entries,
-                synth::JobCost &C) {
+static void synthCosts(const std::map<std::string, double> &Entries,
+                       synth::JobCost &C) {
   for (auto &[Key, V] : Entries) {
     if (!std::isfinite(V) || V < 0)
       throw py::value_error(
@@ -671,7 +696,7 @@ void synthCosts(const std::map<std::string, double> &Entries,
   }
 }
 
-UnitPtr synthesize(const SynthArgs &A) {
+static UnitPtr synthesize(const SynthArgs &A) {
   // Bounds before Problem::make allocates per stage; Problem::validate
   // checks the rest (1M (stage, microbatch) pairs at most).
   if (A.Ranks < 1 || A.Ranks > MaxRanks)
@@ -724,6 +749,7 @@ UnitPtr synthesize(const SynthArgs &A) {
 // The builder
 //===----------------------------------------------------------------------===//
 
+namespace {
 /// ir::ScheduleBuilder behind checks that turn every mistake into a
 /// ValueError. build() and lint() print the schedule in the lowered .pps
 /// form and compile that text, so findings point at the action in it.
@@ -920,17 +946,19 @@ private:
   ir::ScheduleBuilder B;
   std::map<int32_t, std::vector<int32_t>> StagesOf;
 };
+} // namespace
 
 //===----------------------------------------------------------------------===//
 // Argument bundles from Python keyword arguments
 //===----------------------------------------------------------------------===//
 
-SourceArgs sourceArgs(const std::string &Source, bool IsText,
-                      const std::string &Name,
-                      const std::vector<std::string> &ImportPaths,
-                      const std::string &StdlibDir, const std::string &Pipeline,
-                      const std::map<std::string, int64_t> &Overrides,
-                      std::optional<uint64_t> StepBudget) {
+static SourceArgs sourceArgs(const std::string &Source, bool IsText,
+                             const std::string &Name,
+                             const std::vector<std::string> &ImportPaths,
+                             const std::string &StdlibDir,
+                             const std::string &Pipeline,
+                             const std::map<std::string, int64_t> &Overrides,
+                             std::optional<uint64_t> StepBudget) {
   SourceArgs A;
   A.Source = Source;
   A.IsText = IsText;
@@ -942,8 +970,6 @@ SourceArgs sourceArgs(const std::string &Source, bool IsText,
   A.StepBudget = StepBudget;
   return A;
 }
-
-} // namespace
 
 PYBIND11_MODULE(_pps, m) {
   m.doc() = "The pps compiler (pybind11 core of the pps package; use `pps`)";
@@ -1068,19 +1094,25 @@ PYBIND11_MODULE(_pps, m) {
            [](const Unit &U, int64_t Rank) {
              return actionsOf(*U.SM, U.Lowered, Rank);
            })
-      .def("to_pps",
-           [](const Unit &U) {
-             return render([&](llvm::raw_ostream &OS) {
-               backends::printPps(U.Lowered, OS);
-             });
-           })
-      .def("to_json",
-           [](const Unit &U) {
-             return render([&](llvm::raw_ostream &OS) {
-               backends::emitJson(U.Lowered, OS);
-             });
-           })
-      .def("to_torch_csv", &torchCsv)
+      // Emitting is pure C++ (no Python object is touched): other threads
+      // run meanwhile.
+      .def(
+          "to_pps",
+          [](const Unit &U) {
+            return render([&](llvm::raw_ostream &OS) {
+              backends::printPps(U.Lowered, OS);
+            });
+          },
+          py::call_guard<py::gil_scoped_release>())
+      .def(
+          "to_json",
+          [](const Unit &U) {
+            return render([&](llvm::raw_ostream &OS) {
+              backends::emitJson(U.Lowered, OS);
+            });
+          },
+          py::call_guard<py::gil_scoped_release>())
+      .def("to_torch_csv", &torchCsv, py::call_guard<py::gil_scoped_release>())
       .def(
           "lint",
           [](const Unit &U, std::optional<std::string> Comm) {
@@ -1181,51 +1213,67 @@ PYBIND11_MODULE(_pps, m) {
             return L;
           },
           "pps.TimedAction of each action of a rank")
-      .def("to_json",
-           [](const SimState &S) {
-             return render([&](llvm::raw_ostream &OS) {
-               backends::writeFiguresJson(S.S, S.R, OS);
-             });
-           })
-      .def("to_chrome_trace",
-           [](const SimState &S) {
-             return render([&](llvm::raw_ostream &OS) {
-               backends::writeChromeTrace(S.S, S.R, OS);
-             });
-           })
-      .def("to_csv",
-           [](const SimState &S) {
-             return render([&](llvm::raw_ostream &OS) {
-               backends::writeActionCsv(S.S, S.R, OS);
-             });
-           })
-      .def("to_svg",
-           [](const SimState &S) {
-             return render([&](llvm::raw_ostream &OS) {
-               backends::writeSvg(S.S, S.R, OS);
-             });
-           })
-      .def("to_html",
-           [](const SimState &S) {
-             return render([&](llvm::raw_ostream &OS) {
-               backends::writeHtml(S.S, S.R, OS);
-             });
-           })
-      .def("summary",
-           [](const SimState &S) {
-             return render([&](llvm::raw_ostream &OS) {
-               backends::writeSummary(S.S, S.R, OS);
-             });
-           })
-      .def("gantt", [](const SimState &S, unsigned Width) {
-        if (Width != 0 && Width < 10)
-          throw py::value_error("the Gantt chart needs a width of at least 10");
-        backends::GanttOptions GO;
-        GO.Width = Width;
-        return render([&](llvm::raw_ostream &OS) {
-          backends::writeGantt(S.S, S.R, OS, GO);
-        });
-      });
+      .def(
+          "to_json",
+          [](const SimState &S) {
+            return render([&](llvm::raw_ostream &OS) {
+              backends::writeFiguresJson(S.S, S.R, OS);
+            });
+          },
+          py::call_guard<py::gil_scoped_release>())
+      .def(
+          "to_chrome_trace",
+          [](const SimState &S) {
+            return render([&](llvm::raw_ostream &OS) {
+              backends::writeChromeTrace(S.S, S.R, OS);
+            });
+          },
+          py::call_guard<py::gil_scoped_release>())
+      .def(
+          "to_csv",
+          [](const SimState &S) {
+            return render([&](llvm::raw_ostream &OS) {
+              backends::writeActionCsv(S.S, S.R, OS);
+            });
+          },
+          py::call_guard<py::gil_scoped_release>())
+      .def(
+          "to_svg",
+          [](const SimState &S) {
+            return render([&](llvm::raw_ostream &OS) {
+              backends::writeSvg(S.S, S.R, OS);
+            });
+          },
+          py::call_guard<py::gil_scoped_release>())
+      .def(
+          "to_html",
+          [](const SimState &S) {
+            return render([&](llvm::raw_ostream &OS) {
+              backends::writeHtml(S.S, S.R, OS);
+            });
+          },
+          py::call_guard<py::gil_scoped_release>())
+      .def(
+          "summary",
+          [](const SimState &S) {
+            return render([&](llvm::raw_ostream &OS) {
+              backends::writeSummary(S.S, S.R, OS);
+            });
+          },
+          py::call_guard<py::gil_scoped_release>())
+      .def(
+          "gantt",
+          [](const SimState &S, unsigned Width) {
+            if (Width != 0 && Width < 10)
+              throw py::value_error(
+                  "the Gantt chart needs a width of at least 10");
+            backends::GanttOptions GO;
+            GO.Width = Width;
+            return render([&](llvm::raw_ostream &OS) {
+              backends::writeGantt(S.S, S.R, OS, GO);
+            });
+          },
+          py::call_guard<py::gil_scoped_release>());
 
   m.def(
       "compile",
