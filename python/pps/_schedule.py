@@ -362,6 +362,13 @@ class Schedule:
         """The stages a rank holds, ascending."""
         return self._unit.stages_of(_int("rank", rank))
 
+    def route(self, microbatch: int) -> Tuple[int, int]:
+        """(first, last): the stages a microbatch traverses, in order. Every
+        stage unless directions == 2, where microbatches [0, M/2) traverse
+        [0, S/2) and the others [S/2, S). F at the first stage receives
+        nothing; B/I at the last stage starts from its own F."""
+        return self._unit.route(_int("microbatch", microbatch))
+
     # --- costs and options
     @property
     def comm_model(self) -> str:

@@ -1069,6 +1069,16 @@ PYBIND11_MODULE(_pps, m) {
       .def_property_readonly(
           "comm_model",
           [](const Unit &U) { return ir::commModelName(U.Lowered.Comm).str(); })
+      .def("route",
+           [](const Unit &U, int64_t Mb) {
+             const ir::Topology &T = U.Lowered.Topo;
+             if (Mb < 0 || Mb >= T.Microbatches)
+               throw py::value_error(
+                   fmt::format("microbatch {} is out of range 0..{}", Mb,
+                               T.Microbatches - 1));
+             return std::make_pair(T.firstStage(int32_t(Mb)),
+                                   T.lastStage(int32_t(Mb)));
+           })
       .def_property_readonly(
           "memory_limit", [](const Unit &U) { return U.Lowered.MemoryLimit; })
       .def_property_readonly(

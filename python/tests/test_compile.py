@@ -126,3 +126,19 @@ def test_warnings_are_kept():
     """)
     assert isinstance(s.warnings, pps.Findings)
     assert all(f.severity == "warning" for f in s.warnings)
+
+
+def test_routes():
+    s = pps.compile(ONE_F_ONE_B)
+    assert [s.route(m) for m in (0, 7)] == [(0, 3), (0, 3)]
+    from conftest import stdlib_pipeline
+    d = pps.compile(stdlib_pipeline("dualpipe"))
+    assert d.directions == 2
+    assert [d.route(m) for m in (0, 3, 4, 7)] == [(0, 3), (0, 3), (4, 7), (4, 7)]
+    # The first stage of a microbatch's route receives no input.
+    for r in range(d.ranks):
+        for a in d.actions(r):
+            if a.kind == "RECV_F":
+                assert a.stage != d.route(a.microbatch)[0]
+    with pytest.raises(ValueError):
+        d.route(8)
