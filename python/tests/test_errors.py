@@ -171,3 +171,28 @@ def test_gil_is_released_while_compiling():
     assert result["lint"] == [] and result["makespan"] == (20000 + 7) * 3
     # Holding the GIL for the whole call would leave ~0 ticks.
     assert ticks >= min(20, elapsed / 0.01), (ticks, elapsed)
+
+
+def test_threads_compile_at_once():
+    from conftest import stdlib_names, stdlib_pipeline
+    names = stdlib_names()
+    want = {n: pps.compile(stdlib_pipeline(n)).simulate().makespan for n in names}
+    errors = []
+
+    def work(k):
+        try:
+            for i in range(len(names)):
+                n = names[(i + k) % len(names)]
+                s = pps.compile(stdlib_pipeline(n))
+                assert s.simulate().makespan == want[n] and not s.lint()
+                with pytest.raises(pps.CompileError):
+                    pps.compile("pipeline p { ranks 2 stages 2; }\n")
+        except BaseException as e:  # reported below, on the main thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
