@@ -6,11 +6,11 @@ Python types; the compiler does all the work."""
 import math
 import numbers
 import os
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import (Any, Dict, Iterable, List, Mapping, Optional, Sequence,
+                    Tuple, Union)
 
 from . import _pps
-from ._types import (Action, Channel, CompileError, Findings, RankStats,
-                     TimedAction)
+from ._types import Action, Channel, Findings, RankStats, TimedAction
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -29,8 +29,8 @@ def _int(name: str, value: Any, minimum: Optional[int] = None,
     value = int(value)
     if minimum is not None and value < minimum:
         raise ValueError("%s must be >= %d, got %d" % (name, minimum, value))
-    if value >= 2 ** 63:
-        raise ValueError("%s is too large: %d" % (name, value))
+    if abs(value) >= 2 ** 63:
+        raise ValueError("%s is out of range: %d" % (name, value))
     return value
 
 

@@ -1,12 +1,11 @@
 """Schedule.lint / pps.lint: findings as data, with the deadlock cycle and
 its locations, and the text exactly as `ppsc lint` prints it."""
 
-import os
 
 import pytest
 
 import pps
-from conftest import STDLIB_PIPELINES, run_ppsc, stdlib_names, stdlib_pipeline
+from conftest import run_ppsc, stdlib_names, stdlib_pipeline
 
 # Each rank sends both forwards before it receives: under rendezvous, rank 0
 # waits in `send F1@0` for rank 1, which waits in `send B0@1` for rank 0.

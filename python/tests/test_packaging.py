@@ -3,6 +3,7 @@
 the stdlib inside the package. They reuse the build directory ctest runs
 in (PPS_BUILD_DIR), where the module is already built."""
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -50,10 +51,9 @@ def test_wheel(tmp_path):
            "--no-index", "--no-deps", "--no-cache-dir", "-q", "-w", str(wheels),
            "--config-settings", "build-dir=" + BUILD_DIR,
            os.path.join(SOURCE_DIR, "python")]
-    try:
-        import pip  # noqa: F401
+    if importlib.util.find_spec("pip"):
         subprocess.run(cmd, check=True, cwd=tmp_path)
-    except ImportError:  # no python3-pip: call the backend as pip would
+    else:  # no python3-pip: call the backend as pip would
         sys.path.insert(0, os.path.join(SOURCE_DIR, "python"))
         import pps_build
         pps_build.build_wheel(str(wheels), {"build-dir": BUILD_DIR})

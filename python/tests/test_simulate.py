@@ -2,7 +2,6 @@
 schedule, the overrides against ppsc's flags, and the timeline."""
 
 import json
-import math
 
 import pytest
 
