@@ -6,10 +6,10 @@ directory), builds the extension target, installs the `python` component
 into a staging directory and zips it into a wheel.
 
 config_settings (pip --config-settings KEY=VALUE) or environment:
-  build-dir / PPS_BUILD_DIR   the CMake build directory (default:
-      python/build). One that is already configured is reused as it is, so
-      `pip install ./python --config-settings build-dir=build` after a
-      normal build only relinks nothing and packs.
+  build-dir / PPS_BUILD_DIR   the CMake build directory, relative to the
+      repository root (default: python/build). One that is already
+      configured is reused as it is, so `pip install ./python
+      --config-settings build-dir=build` after a normal build only packs.
   jobs / CMAKE_BUILD_PARALLEL_LEVEL   parallel build jobs.
 """
 
@@ -72,7 +72,10 @@ def _build_tree(config_settings, staging):
         raise RuntimeError("cmake is needed to build the pps module "
                            "(apt-get install cmake)")
     given = _setting(config_settings, "build-dir", "PPS_BUILD_DIR")
-    build = os.path.abspath(given or os.path.join(_HERE, "build"))
+    # A relative build-dir is taken from the repository root (pip runs the
+    # backend in python/).
+    build = os.path.join(_ROOT, given) if given else os.path.join(_HERE, "build")
+    build = os.path.abspath(build)
     configured = os.path.isfile(os.path.join(build, "CMakeCache.txt"))
     if not configured:
         cmd = [cmake, "-S", _ROOT, "-B", build, "-DCMAKE_BUILD_TYPE=Release",
