@@ -126,16 +126,38 @@ def _costs(costs: Any) -> Tuple[Dict[str, float], Dict[int, Dict[str, float]]]:
     return all_stages, per_stage
 
 
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+# The standard library relative to this package, as ppsc finds its own
+# relative to its executable: inside the package when it is installed (pip,
+# cmake --install), in the build tree's share/pps/stdlib next to
+# build/python/pps (the build tree mirrors the install layout).
+_PACKAGE_STDLIBS = (os.path.join(_PACKAGE_DIR, "stdlib"),
+                    os.path.join(_PACKAGE_DIR, os.pardir, os.pardir, "share",
+                                 "pps", "stdlib"))
+
+
+def _stdlib_option() -> str:
+    """The stdlib directory to hand the compiler: "" (its own search path)
+    when $PPS_STDLIB_PATH or $PPS_STDLIB says where, else the package's."""
+    if os.environ.get("PPS_STDLIB_PATH") or os.environ.get("PPS_STDLIB"):
+        return ""
+    for d in _PACKAGE_STDLIBS:
+        if os.path.isdir(d):
+            return os.path.normpath(d)
+    return ""
+
+
 def stdlib_dir() -> str:
-    """Where `schedule name();` and `import std.x;` look: $PPS_STDLIB, else
-    the stdlib installed inside this package, else the source tree's."""
-    env = os.environ.get("PPS_STDLIB")
-    if env:
-        return env
-    bundled = os.path.join(os.path.dirname(os.path.abspath(__file__)), "stdlib")
-    if os.path.isdir(bundled):
-        return bundled
-    return _pps.default_stdlib_dir()
+    """Where `schedule name();` and `import std.x;` look (after
+    import_paths): the directories of $PPS_STDLIB_PATH (':'-separated) or
+    $PPS_STDLIB when set, as for ppsc (docs/install.md), else the stdlib
+    that comes with this package."""
+    chosen = _stdlib_option()
+    if chosen:
+        return chosen
+    dirs = [d for d, _ in _pps.stdlib_search_path()]
+    existing = [d for d in dirs if os.path.isdir(d)]
+    return (existing or dirs or [""])[0]
 
 
 def _source_kwargs(ranks, microbatches, stages, defines, pipeline,
@@ -158,7 +180,7 @@ def _source_kwargs(ranks, microbatches, stages, defines, pipeline,
         raise TypeError("import_paths must be a list of directories")
     return dict(
         import_paths=[os.fspath(p) for p in import_paths],
-        stdlib_dir=stdlib_dir(),
+        stdlib_dir=_stdlib_option(),
         pipeline=_str("pipeline", pipeline, optional=True) or "",
         overrides=overrides,
         step_budget=_int("step_budget", step_budget, minimum=1, optional=True),

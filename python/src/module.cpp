@@ -305,10 +305,10 @@ struct SourceArgs {
 
 static frontend::FrontendOptions frontendOptions(const SourceArgs &A) {
   frontend::FrontendOptions FO;
+  // The stdlib comes after the -I directories (as for ppsc); empty means
+  // the front end's own search path ($PPS_STDLIB_PATH, ...).
   FO.ImportPaths = A.ImportPaths;
   FO.StdlibDir = A.StdlibDir;
-  FO.ImportPaths.push_back(A.StdlibDir.empty() ? frontend::defaultStdlibDir()
-                                               : A.StdlibDir);
   FO.PipelineName = A.Pipeline;
   FO.Overrides = A.Overrides;
   if (A.StepBudget)
@@ -1004,8 +1004,15 @@ PYBIND11_MODULE(_pps, m) {
       },
       "Called once by pps._types: the types results are built from");
 
-  m.def("default_stdlib_dir", &frontend::defaultStdlibDir,
-        "The stdlib directory compiled in (or $PPS_STDLIB)");
+  m.def(
+      "stdlib_search_path",
+      [] {
+        std::vector<std::pair<std::string, std::string>> Out;
+        for (const frontend::StdlibDir &D : frontend::stdlibSearchPath())
+          Out.emplace_back(D.Path, D.Origin);
+        return Out;
+      },
+      "The front end's stdlib search path: (directory, why) pairs");
 
   m.def(
       "action_kinds",

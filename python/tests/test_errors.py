@@ -10,7 +10,7 @@ import time
 import pytest
 
 import pps
-from conftest import run_ppsc
+from conftest import STDLIB, run_ppsc
 
 GOOD = """\
 pipeline p {
@@ -33,7 +33,10 @@ pipeline p {
      "out-of-range", 1, 20),
 ])
 def test_errors_are_exceptions_printed_as_ppsc_does(text, kind, line, column,
-                                                    tmp_pps):
+                                                    tmp_pps, monkeypatch):
+    # The same stdlib for both (an unknown schedule's note says where the
+    # stdlib was looked for, and why there).
+    monkeypatch.setenv("PPS_STDLIB_PATH", STDLIB)
     path = str(tmp_pps(text))
     ppsc = run_ppsc("emit", "--target=pps", path)
     assert ppsc.returncode == 1
@@ -197,3 +200,23 @@ def test_threads_compile_at_once():
     for t in threads:
         t.join()
     assert errors == []
+
+
+def test_stdlib_search(monkeypatch, tmp_path):
+    import os
+    monkeypatch.delenv("PPS_STDLIB_PATH", raising=False)
+    monkeypatch.delenv("PPS_STDLIB", raising=False)
+    # The package's own: here the build tree's share/pps/stdlib.
+    assert os.path.samefile(pps.stdlib_dir(), STDLIB)
+    monkeypatch.setenv("PPS_STDLIB_PATH", str(tmp_path))
+    assert pps.stdlib_dir() == str(tmp_path)
+    with pytest.raises(pps.CompileError) as info:
+        pps.compile("pipeline p { ranks 2; stages 2; microbatches 2; "
+                    "schedule gpipe(); }")
+    assert "PPS_STDLIB_PATH" in str(info.value)
+    (tmp_path / "gpipe.pps").write_text(
+        "schedule gpipe() { for r in 0..P { rank r { for i in 0..M { F(i); } "
+        "for i in 0..M { B(i); } } } }\n")
+    s = pps.compile("pipeline p { ranks 2; stages 2; microbatches 2; "
+                    "schedule gpipe(); }")
+    assert s.actions(0)[0].file == str(tmp_path / "gpipe.pps")

@@ -5,7 +5,7 @@ its locations, and the text exactly as `ppsc lint` prints it."""
 import pytest
 
 import pps
-from conftest import run_ppsc, stdlib_names, stdlib_pipeline
+from conftest import STDLIB, run_ppsc, stdlib_names, stdlib_pipeline
 
 # Each rank sends both forwards before it receives: under rendezvous, rank 0
 # waits in `send F1@0` for rank 1, which waits in `send B0@1` for rank 0.
@@ -91,7 +91,8 @@ def test_stdlib_lints_clean(name):
     assert s.lint() == [] and s.lint().ok
 
 
-def test_front_end_errors_are_findings_of_pps_lint(tmp_pps):
+def test_front_end_errors_are_findings_of_pps_lint(tmp_pps, monkeypatch):
+    monkeypatch.setenv("PPS_STDLIB_PATH", STDLIB)  # the same for both
     path = str(tmp_pps("pipeline p { ranks 2; stages 2; microbatches 2;\n"
                        "  schedule no_such_schedule(); }\n"))
     findings = pps.lint(path)

@@ -32,7 +32,7 @@ print(s.simulate().makespan)
 def run_isolated(site, tmp_path):
     """Imports pps from `site` only, in a fresh interpreter elsewhere."""
     env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTHONPATH", "PPS_STDLIB")}
+           if k not in ("PYTHONPATH", "PPS_STDLIB", "PPS_STDLIB_PATH")}
     env["PYTHONPATH"] = str(site)
     out = subprocess.run([sys.executable, "-c", CHECK, str(site)], cwd=tmp_path,
                          env=env, capture_output=True, text=True)
