@@ -10,6 +10,8 @@
 
 #include "pps/sim/Simulator.h"
 
+#include "llvm/Support/ErrorHandling.h"
+
 #include <fmt/format.h>
 
 #include <cmath>
@@ -71,7 +73,7 @@ static const char *commModelEnum(ir::CommModel C) {
   case ir::CommModel::Batched:
     return "ppsrt::CommModel::Batched";
   }
-  return "ppsrt::CommModel::Rendezvous";
+  llvm_unreachable("every CommModel has an executor enum");
 }
 
 /// Encodes word 0 of a table row (see ppsrt/Schedule.h).

@@ -1,6 +1,8 @@
 //===- AST.cpp - small helpers of the AST ---------------------------------===//
 #include "pps/frontend/AST.h"
 
+#include "llvm/Support/ErrorHandling.h"
+
 namespace pps::frontend::ast {
 
 const char *binOpSpelling(BinOp Op) {
@@ -32,7 +34,7 @@ const char *binOpSpelling(BinOp Op) {
   case BinOp::Or:
     return "||";
   }
-  return "?";
+  llvm_unreachable("every BinOp has a spelling");
 }
 
 } // namespace pps::frontend::ast

@@ -32,7 +32,7 @@ llvm::StringRef actionKindName(ActionKind K) {
   case ActionKind::Idle:
     return "idle";
   }
-  return "?";
+  llvm_unreachable("every ActionKind has a name");
 }
 
 std::string actionText(const Action &A, bool WithStage) {
@@ -66,7 +66,7 @@ std::string actionText(const Action &A, bool WithStage) {
       return "idle";
     return fmt::format("idle({})", A.idleTime());
   }
-  return "?";
+  llvm_unreachable("every ActionKind has a text form");
 }
 
 llvm::StringRef actionKindTorchName(ActionKind K) {
@@ -96,7 +96,7 @@ llvm::StringRef actionKindTorchName(ActionKind K) {
   case ActionKind::Idle:
     return "";
   }
-  return "?";
+  llvm_unreachable("every ActionKind has a torch name");
 }
 
 llvm::StringRef placementName(Placement P) {
@@ -108,7 +108,7 @@ llvm::StringRef placementName(Placement P) {
   case Placement::Explicit:
     return "explicit";
   }
-  return "?";
+  llvm_unreachable("every Placement has a name");
 }
 
 llvm::StringRef commModelName(CommModel C) {
@@ -120,7 +120,7 @@ llvm::StringRef commModelName(CommModel C) {
   case CommModel::Batched:
     return "batched";
   }
-  return "?";
+  llvm_unreachable("every CommModel has a name");
 }
 
 llvm::SmallVector<int32_t, 4> Topology::stagesOf(int32_t Rank) const {

@@ -24,7 +24,7 @@ llvm::StringRef cachePolicyName(CachePolicy P) {
   case CachePolicy::Lru:
     return "lru";
   }
-  return "?";
+  llvm_unreachable("every CachePolicy has a name");
 }
 llvm::StringRef cacheEvictionName(CacheEviction E) {
   return E == CacheEviction::StepBoundary ? "step-boundary" : "none";

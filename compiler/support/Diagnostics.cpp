@@ -1,6 +1,7 @@
 //===- Diagnostics.cpp - the diagnostics engine ---------------------------===//
 #include "pps/support/Diagnostics.h"
 
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 
@@ -37,7 +38,7 @@ static llvm::StringRef severityName(Severity S) {
   case Severity::Error:
     return "error";
   }
-  return "error";
+  llvm_unreachable("every Severity has a name");
 }
 
 Diagnostic &DiagnosticEngine::report(DiagKind K, LocId Loc,

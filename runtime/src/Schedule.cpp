@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
+
 namespace ppsrt {
 
 double computeCost(const ScheduleDesc &S, const Action &A) {
@@ -62,7 +64,7 @@ std::string formatAction(const Action &A) {
   case Kind::Idle:
     return "idle";
   }
-  return "?";
+  std::abort(); // every Kind and CommModel is handled above
 }
 
 Action matchingComm(const Action &A, int32_t Self) {
@@ -118,7 +120,7 @@ const char *commModelName(CommModel C) {
   case CommModel::Batched:
     return "batched";
   }
-  return "?";
+  std::abort(); // every Kind and CommModel is handled above
 }
 
 } // namespace ppsrt
