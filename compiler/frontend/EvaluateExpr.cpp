@@ -1,0 +1,373 @@
+//===- EvaluateExpr.cpp - expressions, built-ins and calls ----------------===//
+//
+// Integers are 64-bit with checked overflow; division and modulo floor (the
+// sign follows the divisor); every call pushes a frame on the value stack.
+//
+//===----------------------------------------------------------------------===//
+#include "EvaluatorImpl.h"
+
+#include "llvm/Support/ErrorHandling.h"
+
+#include <algorithm>
+
+namespace pps::frontend::eval {
+
+namespace {
+/// Floor division and modulo (the sign of the result follows the divisor).
+int64_t floorDiv(int64_t A, int64_t B) {
+  int64_t Q = A / B;
+  if ((A % B != 0) && ((A < 0) != (B < 0)))
+    --Q;
+  return Q;
+}
+int64_t floorMod(int64_t A, int64_t B) {
+  int64_t R = A % B;
+  if (R != 0 && ((R < 0) != (B < 0)))
+    R += B;
+  return R;
+}
+} // namespace
+
+Value Evaluator::builtinConst(Builtin B, LocId L) {
+  switch (B) {
+  case Builtin::P:
+    if (!NRanks && !override("ranks")) {
+      fail(DiagKind::UnknownName, L, "'P' is used before 'ranks' is declared");
+      return {};
+    }
+    if (!NRanks)
+      NRanks = override("ranks");
+    return {*NRanks, VT::Int};
+  case Builtin::M:
+    if (!NMicro) {
+      if (auto O = override("microbatches")) {
+        NMicro = O;
+      } else {
+        fail(DiagKind::UnknownName, L,
+             "'M' is used before 'microbatches' is declared");
+        return {};
+      }
+    }
+    return {*NMicro, VT::Int};
+  case Builtin::D:
+    return {Out.Topo.Directions, VT::Int};
+  case Builtin::S:
+  case Builtin::V:
+    if (!ensureTopology(L))
+      return {};
+    return {B == Builtin::S ? Out.Topo.Stages : Out.Topo.chunks(), VT::Int};
+  default:
+    return {};
+  }
+}
+
+Value Evaluator::evalName(NameExpr &N) {
+  if (LLVM_LIKELY(N.Res == NameRes::Local))
+    return Stack[Base + N.Slot];
+  return builtinConst(N.BuiltinId, N.Loc);
+}
+
+Value Evaluator::eval(Expr &E) {
+  if (LLVM_UNLIKELY(StepsLeft == 0)) {
+    outOfBudget(E.Loc);
+    return {};
+  }
+  --StepsLeft;
+  switch (E.Kind) {
+  case ExprKind::Int:
+    return {static_cast<IntLit &>(E).Value, VT::Int};
+  case ExprKind::Bool:
+    return {static_cast<BoolLit &>(E).Value ? 1 : 0, VT::Bool};
+  case ExprKind::Name:
+    return evalName(static_cast<NameExpr &>(E));
+  case ExprKind::Binary:
+    return evalBinary(static_cast<BinaryExpr &>(E));
+  case ExprKind::Unary: {
+    auto &U = static_cast<UnaryExpr &>(E);
+    Value V = eval(*U.Operand);
+    if (Failed)
+      return {};
+    if (U.Op == UnOp::Not) {
+      if (V.T != VT::Bool) {
+        fail(DiagKind::TypeMismatch, U.Loc,
+             fmt::format("'!' needs a bool, got {}", typeName(V.T)));
+        return {};
+      }
+      return {!V.I, VT::Bool};
+    }
+    if (V.T != VT::Int) {
+      fail(DiagKind::TypeMismatch, U.Loc,
+           fmt::format("'-' needs an integer, got {}", typeName(V.T)));
+      return {};
+    }
+    if (V.I == INT64_MIN) {
+      fail(DiagKind::IntegerOverflow, U.Loc, "negation overflows 64 bits");
+      return {};
+    }
+    return {-V.I, VT::Int};
+  }
+  case ExprKind::Index: {
+    auto &X = static_cast<IndexExpr &>(E);
+    Value A = evalName(*X.Base);
+    int64_t I = evalInt(*X.Index, "an index");
+    if (Failed)
+      return {};
+    if (A.T != VT::Array) {
+      fail(
+          DiagKind::TypeMismatch, X.Base->Loc,
+          fmt::format("'{}' is {}, not an array", X.Base->Name, typeName(A.T)));
+      return {};
+    }
+    auto &Arr = Arrays[A.I];
+    if (I < 0 || I >= int64_t(Arr.size())) {
+      fail(DiagKind::OutOfRange, X.Index->Loc,
+           fmt::format("index {} is outside '{}' of length {}", I, X.Base->Name,
+                       Arr.size()));
+      return {};
+    }
+    return {Arr[I], VT::Int};
+  }
+  case ExprKind::Call: {
+    auto &C = static_cast<CallExpr &>(E);
+    if (C.BuiltinId != Builtin::None)
+      return evalBuiltin(C);
+    Value V = callFn(C, nullptr);
+    if (Failed)
+      return {};
+    if (!HasRet) {
+      fail(DiagKind::TypeMismatch, C.Loc,
+           fmt::format("'{}' returned no value", C.Callee));
+      return {};
+    }
+    return V;
+  }
+  }
+  llvm_unreachable("every ExprKind is handled above");
+}
+
+Value Evaluator::evalBinary(BinaryExpr &B) {
+  if (B.Op == BinOp::And || B.Op == BinOp::Or) {
+    bool L = evalBool(*B.LHS);
+    if (Failed)
+      return {};
+    if (B.Op == BinOp::And ? !L : L)
+      return {L, VT::Bool};
+    bool R = evalBool(*B.RHS);
+    return {R, VT::Bool};
+  }
+  Value L = eval(*B.LHS);
+  Value R = eval(*B.RHS);
+  if (Failed)
+    return {};
+  if (B.Op == BinOp::Eq || B.Op == BinOp::Ne) {
+    if (L.T != R.T || L.T == VT::Array) {
+      fail(DiagKind::TypeMismatch, B.Loc,
+           fmt::format("cannot compare {} with {}", typeName(L.T),
+                       typeName(R.T)));
+      return {};
+    }
+    return {(L.I == R.I) == (B.Op == BinOp::Eq), VT::Bool};
+  }
+  if (L.T != VT::Int || R.T != VT::Int) {
+    fail(DiagKind::TypeMismatch, B.Loc,
+         fmt::format("'{}' needs integers, got {} and {}", binOpSpelling(B.Op),
+                     typeName(L.T), typeName(R.T)));
+    return {};
+  }
+  int64_t X = L.I, Y = R.I, Z = 0;
+  switch (B.Op) {
+  case BinOp::Add:
+    if (__builtin_add_overflow(X, Y, &Z))
+      break;
+    return {Z, VT::Int};
+  case BinOp::Sub:
+    if (__builtin_sub_overflow(X, Y, &Z))
+      break;
+    return {Z, VT::Int};
+  case BinOp::Mul:
+    if (__builtin_mul_overflow(X, Y, &Z))
+      break;
+    return {Z, VT::Int};
+  case BinOp::Div:
+  case BinOp::Mod:
+    if (Y == 0) {
+      fail(DiagKind::DivisionByZero, B.Loc,
+           fmt::format("{} by zero",
+                       B.Op == BinOp::Div ? "division" : "modulo"));
+      return {};
+    }
+    if (X == INT64_MIN && Y == -1)
+      break;
+    return {B.Op == BinOp::Div ? floorDiv(X, Y) : floorMod(X, Y), VT::Int};
+  case BinOp::Lt:
+    return {X < Y, VT::Bool};
+  case BinOp::Le:
+    return {X <= Y, VT::Bool};
+  case BinOp::Gt:
+    return {X > Y, VT::Bool};
+  case BinOp::Ge:
+    return {X >= Y, VT::Bool};
+  default:
+    return {};
+  }
+  fail(DiagKind::IntegerOverflow, B.Loc,
+       fmt::format("{} {} {} overflows 64 bits", X, binOpSpelling(B.Op), Y));
+  return {};
+}
+
+Value Evaluator::evalBuiltin(CallExpr &C) {
+  auto Arg = [&](size_t I) -> Expr & { return *C.Args[I].Value; };
+  switch (C.BuiltinId) {
+  case Builtin::Min:
+  case Builtin::Max: {
+    int64_t R = evalInt(Arg(0));
+    for (size_t I = 1; I < C.Args.size(); ++I) {
+      int64_t V = evalInt(Arg(I));
+      R = C.BuiltinId == Builtin::Min ? std::min(R, V) : std::max(R, V);
+    }
+    return {R, VT::Int};
+  }
+  case Builtin::Div:
+  case Builtin::Mod: {
+    int64_t X = evalInt(Arg(0)), Y = evalInt(Arg(1));
+    if (Failed)
+      return {};
+    if (Y == 0) {
+      fail(DiagKind::DivisionByZero, Arg(1).Loc,
+           fmt::format("{} by zero", C.Callee));
+      return {};
+    }
+    if (X == INT64_MIN && Y == -1) {
+      fail(DiagKind::IntegerOverflow, C.Loc, "division overflows 64 bits");
+      return {};
+    }
+    return {C.BuiltinId == Builtin::Div ? floorDiv(X, Y) : floorMod(X, Y),
+            VT::Int};
+  }
+  case Builtin::Abs: {
+    int64_t X = evalInt(Arg(0));
+    if (X == INT64_MIN) {
+      fail(DiagKind::IntegerOverflow, C.Loc, "abs overflows 64 bits");
+      return {};
+    }
+    return {X < 0 ? -X : X, VT::Int};
+  }
+  case Builtin::RankOf: {
+    int64_t S = evalInt(Arg(0));
+    if (Failed || !ensureTopology(C.Loc))
+      return {};
+    if (S < 0 || S >= Out.Topo.Stages) {
+      fail(DiagKind::OutOfRange, Arg(0).Loc,
+           fmt::format("stage {} is out of range 0..{}", S,
+                       Out.Topo.Stages - 1));
+      return {};
+    }
+    return {Out.Topo.StageToRank[S], VT::Int};
+  }
+  case Builtin::StageOf: {
+    int64_t R = evalInt(Arg(0)), Ch = evalInt(Arg(1));
+    if (Failed || !ensureTopology(C.Loc))
+      return {};
+    if (R < 0 || R >= Out.Topo.Ranks) {
+      fail(DiagKind::OutOfRange, Arg(0).Loc,
+           fmt::format("rank {} is out of range 0..{}", R, Out.Topo.Ranks - 1));
+      return {};
+    }
+    auto &L = RankStages[R];
+    if (Ch < 0 || Ch >= int64_t(L.size())) {
+      fail(DiagKind::OutOfRange, Arg(1).Loc,
+           fmt::format("rank {} holds {} stage{}; chunk {} is out of range", R,
+                       L.size(), L.size() == 1 ? "" : "s", Ch));
+      return {};
+    }
+    return {L[Ch], VT::Int};
+  }
+  case Builtin::Array: {
+    int64_t N = evalInt(Arg(0)), Init = evalInt(Arg(1));
+    if (Failed)
+      return {};
+    if (N < 0 || N > MaxArray) {
+      fail(DiagKind::OutOfRange, Arg(0).Loc,
+           fmt::format("array length {} is out of range 0..{}", N, MaxArray));
+      return {};
+    }
+    ArrayElements += uint64_t(N);
+    if (ArrayElements > MaxArrayTotal) {
+      fail(DiagKind::OutOfRange, C.Loc,
+           fmt::format("arrays made by this schedule hold more than {} "
+                       "elements in total",
+                       MaxArrayTotal));
+      return {};
+    }
+    Arrays.emplace_back(size_t(N), Init);
+    return {int64_t(Arrays.size() - 1), VT::Array};
+  }
+  case Builtin::Len: {
+    Value A = eval(Arg(0));
+    if (Failed)
+      return {};
+    if (A.T != VT::Array) {
+      fail(DiagKind::TypeMismatch, Arg(0).Loc,
+           fmt::format("len needs an array, got {}", typeName(A.T)));
+      return {};
+    }
+    return {int64_t(Arrays[A.I].size()), VT::Int};
+  }
+  default:
+    return {};
+  }
+}
+
+Value Evaluator::callFn(CallExpr &C,
+                        const std::map<std::string, int64_t> *ArgOverrides) {
+  FnDecl &F = *C.Target;
+  if (Depth >= Opts.RecursionLimit) {
+    fail(DiagKind::RecursionLimit, C.Loc,
+         fmt::format("calls nested deeper than the recursion limit of {}",
+                     Opts.RecursionLimit));
+    return {};
+  }
+  if (!step(C.Loc))
+    return {};
+  size_t NewBase = Stack.size();
+  Stack.resize(NewBase + std::max<size_t>(F.NumSlots, F.Params.size()));
+  for (size_t I = 0; I < F.Params.size(); ++I)
+    if (C.Ordered[I]) {
+      Value V = eval(*C.Ordered[I]);
+      Stack[NewBase + I] = V;
+    }
+  size_t SavedBase = Base;
+  Base = NewBase;
+  ++Depth;
+  Calls.push_back(&C);
+  for (size_t I = 0; I < F.Params.size() && !Failed; ++I) {
+    if (ArgOverrides) {
+      auto It = ArgOverrides->find(F.Params[I].Var.Name);
+      if (It != ArgOverrides->end()) {
+        Used.insert(It->first);
+        Stack[Base + I] = {It->second, VT::Int};
+        continue;
+      }
+    }
+    if (!C.Ordered[I])
+      Stack[Base + I] = eval(*F.Params[I].Default);
+  }
+  Value Result;
+  bool Returned = false;
+  if (!Failed) {
+    Flow Fl = execBlock(F.Body);
+    // HasRet is only meaningful right after this body's own return.
+    if (Fl == Flow::Return && HasRet) {
+      Result = RetVal;
+      Returned = true;
+    }
+  }
+  --Depth;
+  Calls.pop_back();
+  Base = SavedBase;
+  Stack.resize(NewBase);
+  HasRet = Returned;
+  return Result;
+}
+
+} // namespace pps::frontend::eval
