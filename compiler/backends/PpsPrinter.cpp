@@ -9,7 +9,9 @@
 //===----------------------------------------------------------------------===//
 #include "pps/backends/PpsPrinter.h"
 
-#include "llvm/ADT/StringSet.h"
+#include "pps/frontend/Identifiers.h"
+
+#include "llvm/ADT/StringRef.h"
 
 #include <fmt/format.h>
 
@@ -22,21 +24,8 @@ std::string num(double V) { return fmt::format("{}", V); }
 
 /// A name the grammar accepts as an identifier.
 std::string identName(llvm::StringRef Name) {
-  static const llvm::StringSet<> Keywords = {
-      "import", "schedule", "fn",       "pipeline", "let",         "for",
-      "while",  "break",    "continue", "in",       "if",          "else",
-      "rank",   "return",   "assert",   "true",     "false",       "overlap",
-      "send",   "recv",     "unshard",  "reshard",  "reduce_grad", "idle"};
-  std::string Out;
-  for (char C : Name)
-    Out += (isalnum((unsigned char)C) || C == '_') ? C : '_';
-  if (Out.empty() || isdigit((unsigned char)Out[0]))
-    Out = "p_" + Out;
-  bool ActionLike =
-      Out.size() >= 1 && llvm::StringRef("FIWB").contains(Out[0]) &&
-      llvm::all_of(llvm::StringRef(Out).drop_front(),
-                   [](char C) { return isdigit((unsigned char)C); });
-  if (Keywords.count(Out) || ActionLike)
+  std::string Out = frontend::identifierChars(Name);
+  if (!frontend::isIdentifier(Out))
     Out = "p_" + Out;
   return Out;
 }

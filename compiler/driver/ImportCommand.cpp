@@ -10,8 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "pps/backends/PpsPrinter.h"
-#include "pps/backends/TorchCsv.h"
 #include "pps/driver/Command.h"
+#include "pps/import/TorchCsv.h"
 
 #include <fmt/format.h>
 
@@ -55,7 +55,7 @@ static int runImport() {
     llvm::errs() << "ppsc import: error: no input file (use - for stdin)\n";
     return ExitUsage;
   }
-  backends::TorchImportOptions O;
+  import::TorchImportOptions O;
   if (PlacementOpt == "loop")
     O.Place = ir::Placement::Loop;
   else if (PlacementOpt == "v")
@@ -77,7 +77,7 @@ static int runImport() {
 
   Session S;
   std::optional<ir::Schedule> Sched =
-      backends::importTorchCsvFile(opts::Input, S.SM, S.Diags, O);
+      import::importTorchCsvFile(opts::Input, S.SM, S.Diags, O);
   std::unique_ptr<llvm::raw_ostream> OS;
   if (Sched)
     OS = S.openOutput();

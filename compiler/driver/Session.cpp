@@ -1,6 +1,6 @@
 //===- Session.cpp - one compilation: input, diagnostics, output ----------===//
-#include "pps/backends/TorchCsv.h"
 #include "pps/driver/Command.h"
+#include "pps/import/TorchCsv.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Process.h"
@@ -44,14 +44,14 @@ bool Session::frontendOptions(frontend::FrontendOptions &Out) {
 std::optional<ir::Schedule> Session::load() {
   if (llvm::StringRef(opts::Input).endswith(".csv")) {
     // PyTorch's schedule CSV (see docs/interop.md).
-    backends::TorchImportOptions TO;
+    import::TorchImportOptions TO;
     if (opts::Ranks > 0)
       TO.Ranks = opts::Ranks;
     if (opts::Stages > 0)
       TO.Stages = opts::Stages;
     if (opts::Microbatches > 0)
       TO.Microbatches = opts::Microbatches;
-    return backends::importTorchCsvFile(opts::Input, SM, Diags, TO);
+    return import::importTorchCsvFile(opts::Input, SM, Diags, TO);
   }
   frontend::FrontendOptions FO;
   if (!frontendOptions(FO))

@@ -15,6 +15,7 @@
 #include "pps/backends/PpsPrinter.h"
 #include "pps/backends/TorchCsv.h"
 #include "pps/frontend/Frontend.h"
+#include "pps/import/TorchCsv.h"
 #include "pps/passes/AlignBubbles.h"
 #include "pps/passes/Deadlock.h"
 #include "pps/passes/Fsdp.h"
@@ -138,8 +139,7 @@ TEST_P(StdlibTorchRoundTrip, PpsToCsvToPps) {
     DiagnosticEngine Diags(SM);
     FileId F = SM.addBuffer(GetParam() + ".csv", Csv);
     // No options: sizes and placement are inferred from the CSV alone.
-    std::optional<ir::Schedule> Back =
-        backends::importTorchCsv(F, SM, Diags, {});
+    std::optional<ir::Schedule> Back = import::importTorchCsv(F, SM, Diags, {});
     std::string Errors;
     llvm::raw_string_ostream OS(Errors);
     Diags.print(OS);
@@ -170,7 +170,7 @@ TEST_P(StdlibTorchRoundTrip, CsvToPpsTextToIr) {
     DiagnosticEngine Diags(SM);
     FileId F = SM.addBuffer(GetParam() + ".csv", Csv);
     std::optional<ir::Schedule> Imported =
-        backends::importTorchCsv(F, SM, Diags, {});
+        import::importTorchCsv(F, SM, Diags, {});
     ASSERT_TRUE(Imported);
     // What `ppsc import` prints must compile back to the same IR.
     std::string Pps;
@@ -222,7 +222,7 @@ TEST_P(StdlibTorchRoundTrip, WithCommsCsvIsWhatPpsLowered) {
       DiagnosticEngine Diags(SM);
       FileId F = SM.addBuffer(GetParam() + ".csv", Csv);
       std::optional<ir::Schedule> Back =
-          backends::importTorchCsv(F, SM, Diags, {});
+          import::importTorchCsv(F, SM, Diags, {});
       ASSERT_TRUE(Back) << Csv;
       EXPECT_EQ(Diags.numWarnings(), 0u) << "PyTorch would not load it";
 
@@ -257,7 +257,7 @@ TEST_P(StdlibTorchRoundTrip, WithCommsCsvIsWhatPpsLowered) {
       SourceManager SM2;
       DiagnosticEngine D2(SM2);
       std::optional<ir::Schedule> Run =
-          backends::importTorchCsv(SM2.addBuffer("run.csv", Csv), SM2, D2, {});
+          import::importTorchCsv(SM2.addBuffer("run.csv", Csv), SM2, D2, {});
       ASSERT_TRUE(Run);
       passes::PassManager PM;
       PM.add(passes::createDeadlockPass({ir::CommModel::Rendezvous}));

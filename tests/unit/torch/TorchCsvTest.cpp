@@ -7,6 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "pps/backends/TorchCsv.h"
+#include "pps/import/TorchCsv.h"
+#include "pps/import/TorchNames.h"
 #include "pps/ir/Builder.h"
 
 #include "llvm/Support/raw_ostream.h"
@@ -18,6 +20,7 @@
 using namespace pps;
 using namespace pps::ir;
 using namespace pps::backends;
+using namespace pps::import;
 
 namespace {
 
