@@ -10,11 +10,9 @@ static llvm::cl::SubCommand
              "Parse and check a schedule and build its IR; report diagnostics");
 
 static int runCheck() {
-  if (opts::Input.empty()) {
-    llvm::errs() << "ppsc check: error: no input file (use - for stdin)\n";
-    return ExitUsage;
-  }
   Session S;
+  if (opts::Input.empty())
+    return S.usage("no input file (use - for stdin)");
   std::optional<ir::Schedule> Sched = S.load();
   S.flushDiagnostics();
   if (!Sched)

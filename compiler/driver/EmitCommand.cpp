@@ -78,6 +78,7 @@ const TargetInfo Targets[] = {
 } // namespace
 
 static int runEmit() {
+  Session S;
   const TargetInfo *T = nullptr;
   for (const TargetInfo &Info : Targets)
     if (Target == Info.Name)
@@ -86,16 +87,11 @@ static int runEmit() {
     std::string Names;
     for (const TargetInfo &Info : Targets)
       Names += (Names.empty() ? "" : ", ") + std::string(Info.Name);
-    llvm::errs() << fmt::format(
-        "ppsc emit: error: unknown target '{}' (expected one of: {})\n",
-        Target.getValue(), Names);
-    return ExitUsage;
+    return S.usage(fmt::format("unknown target '{}' (expected one of: {})",
+                               Target.getValue(), Names));
   }
-  if (opts::Input.empty()) {
-    llvm::errs() << "ppsc emit: error: no input file (use - for stdin)\n";
-    return ExitUsage;
-  }
-  Session S;
+  if (opts::Input.empty())
+    return S.usage("no input file (use - for stdin)");
   std::optional<ir::Schedule> Sched = S.load();
   passes::AnalysisResults Results;
   bool Ok = Sched && runPipeline(S, *Sched, T->Goal, Results);

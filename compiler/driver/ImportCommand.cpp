@@ -45,27 +45,20 @@ static llvm::cl::opt<bool> KeepIdle(
     llvm::cl::sub(ImportCmd), llvm::cl::cat(opts::Category));
 
 static int runImport() {
-  if (From != "torch") {
-    llvm::errs() << fmt::format(
-        "ppsc import: error: unknown format '{}' (expected: torch)\n",
-        From.getValue());
-    return ExitUsage;
-  }
-  if (opts::Input.empty()) {
-    llvm::errs() << "ppsc import: error: no input file (use - for stdin)\n";
-    return ExitUsage;
-  }
+  Session S;
+  if (From != "torch")
+    return S.usage(
+        fmt::format("unknown format '{}' (expected: torch)", From.getValue()));
+  if (opts::Input.empty())
+    return S.usage("no input file (use - for stdin)");
   import::TorchImportOptions O;
   if (PlacementOpt == "loop")
     O.Place = ir::Placement::Loop;
   else if (PlacementOpt == "v")
     O.Place = ir::Placement::V;
-  else if (!PlacementOpt.empty()) {
-    llvm::errs() << fmt::format(
-        "ppsc import: error: --placement must be loop or v, got '{}'\n",
-        PlacementOpt.getValue());
-    return ExitUsage;
-  }
+  else if (!PlacementOpt.empty())
+    return S.usage(fmt::format("--placement must be loop or v, got '{}'",
+                               PlacementOpt.getValue()));
   if (opts::Ranks > 0)
     O.Ranks = opts::Ranks;
   if (opts::Stages > 0)
@@ -75,7 +68,6 @@ static int runImport() {
   O.Name = NameOpt;
   O.KeepIdle = KeepIdle;
 
-  Session S;
   std::optional<ir::Schedule> Sched =
       import::importTorchCsvFile(opts::Input, S.SM, S.Diags, O);
   std::unique_ptr<llvm::raw_ostream> OS;

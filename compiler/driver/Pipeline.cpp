@@ -4,7 +4,12 @@
 #include "pps/backends/PpsPrinter.h"
 #include "pps/pipeline/PassPipeline.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
+
 #include <fmt/format.h>
+
+#include <optional>
 
 using namespace llvm;
 
@@ -22,9 +27,11 @@ static cl::list<std::string> DisablePass("disable-pass",
                                          cl::value_desc("pass"),
                                          cl::CommaSeparated, cl::sub(all()),
                                          cl::cat(opts::Category));
-static cl::opt<bool> TimePasses("time-passes",
-                                cl::desc("Time each pass and print a report"),
-                                cl::sub(all()), cl::cat(opts::Category));
+static cl::opt<std::string> TimePasses(
+    "time-passes",
+    cl::desc("Time each pass (or the named ones) and print a report"),
+    cl::value_desc("pass,..."), cl::ValueOptional, cl::sub(all()),
+    cl::cat(opts::Category));
 static cl::opt<bool> AlignBubbles(
     "align-bubbles",
     cl::desc("Write explicit idle(t) slots so rank timelines line up"),
@@ -40,33 +47,88 @@ void printSchedule(const ir::Schedule &S, raw_ostream &OS) {
   backends::printPps(S, OS);
 }
 
-/// Applies --fsdp[=K] to the schedule. False on a malformed K.
-static bool applyFsdpOption(ir::Schedule &S) {
-  if (!Fsdp.getNumOccurrences())
-    return true;
-  S.Fsdp.Enabled = true;
-  if (Fsdp.empty())
-    return true;
+/// The value of --fsdp=K, if well formed.
+static std::optional<int> fsdpPrefetch() {
   int K;
-  if (StringRef(Fsdp).getAsInteger(10, K) || K < 0) {
-    errs() << fmt::format(
-        "ppsc: error: --fsdp expects a number of stages >= 0, "
-        "got '{}'\n",
-        Fsdp.getValue());
-    return false;
+  if (StringRef(Fsdp).getAsInteger(10, K) || K < 0)
+    return std::nullopt;
+  return K;
+}
+
+/// The names in --time-passes=a,b (empty for plain --time-passes).
+static SmallVector<StringRef, 4> timedPasses() {
+  SmallVector<StringRef, 4> Names;
+  StringRef(TimePasses).split(Names, ',', -1, /*KeepEmpty=*/false);
+  for (StringRef &N : Names)
+    N = N.trim();
+  return Names;
+}
+
+bool checkPipelineOptions(DiagnosticEngine &Diags) {
+  const passes::PassRegistry &Registry = pipeline::passRegistry();
+  bool Ok = true;
+  auto CheckName = [&](StringRef Name, bool AllowAll) {
+    if ((AllowAll && Name == "all") || Registry.lookup(Name))
+      return;
+    Ok = false;
+    std::string Msg = fmt::format("unknown pass '{}'", Name.str());
+    StringRef Near = Registry.suggest(Name);
+    if (!Near.empty()) {
+      Msg += fmt::format("; did you mean '{}'?", Near.str());
+    } else {
+      std::string Names;
+      for (const passes::PassInfo &P : Registry.passes())
+        Names += (Names.empty() ? "" : ", ") + P.Name;
+      Msg += fmt::format("; the passes are {}", Names);
+    }
+    Diags.report(DiagKind::UnknownPass, NoLoc, std::move(Msg));
+  };
+  for (const std::string &N : PrintAfter)
+    CheckName(N, /*AllowAll=*/true);
+  for (const std::string &N : DisablePass)
+    CheckName(N, /*AllowAll=*/false);
+  for (StringRef N : timedPasses())
+    CheckName(N, /*AllowAll=*/false);
+  if (Fsdp.getNumOccurrences() && !Fsdp.empty() && !fsdpPrefetch()) {
+    Ok = false;
+    Diags.report(DiagKind::Usage, NoLoc,
+                 fmt::format("--fsdp expects a number of stages >= 0, got '{}'",
+                             Fsdp.getValue()));
   }
-  S.Fsdp.Prefetch = K;
-  return true;
+  return Ok;
+}
+
+bool isPassDisabled(StringRef Pass) {
+  return llvm::is_contained(DisablePass, Pass);
+}
+
+void noteSkippedChecks(DiagnosticEngine &Diags) {
+  for (const passes::PassInfo &P : pipeline::passRegistry().passes())
+    if (!P.Unchecked.empty() && isPassDisabled(P.Name))
+      Diags.report(DiagKind::CheckSkipped, NoLoc,
+                   fmt::format("the {0} check was disabled "
+                               "(--disable-pass={0}); {1}",
+                               P.Name, P.Unchecked));
+}
+
+/// Applies --fsdp[=K] to the schedule (checked by checkPipelineOptions).
+static void applyFsdpOption(ir::Schedule &S) {
+  if (!Fsdp.getNumOccurrences())
+    return;
+  S.Fsdp.Enabled = true;
+  if (std::optional<int> K = fsdpPrefetch())
+    S.Fsdp.Prefetch = *K;
 }
 
 bool runPipeline(Session &Sess, ir::Schedule &S, PipelineGoal Goal,
                  passes::AnalysisResults &Results) {
-  if (!applyFsdpOption(S))
-    return false;
+  applyFsdpOption(S);
   passes::PassManagerOptions PMO;
   PMO.PrintAfter.assign(PrintAfter.begin(), PrintAfter.end());
   PMO.DisabledPasses.assign(DisablePass.begin(), DisablePass.end());
-  PMO.TimePasses = TimePasses;
+  PMO.TimePasses = TimePasses.getNumOccurrences() > 0;
+  for (StringRef N : timedPasses())
+    PMO.TimedPasses.push_back(N.str());
   PMO.Printer = printSchedule;
   passes::PassManager PM(std::move(PMO));
   pipeline::PipelineConfig Config;

@@ -9,7 +9,15 @@
 
 namespace pps::driver {
 
+static std::string &toolNameStorage() {
+  static std::string Name = "ppsc";
+  return Name;
+}
+const std::string &toolName() { return toolNameStorage(); }
+void setToolName(std::string Name) { toolNameStorage() = std::move(Name); }
+
 Session::Session() : Diags(SM) {
+  Diags.setToolName(toolName());
   Diags.setErrorLimit(opts::ErrorLimit);
   Diags.setWarningsAsErrors(opts::WarningsAsErrors);
   bool Tty = llvm::sys::Process::StandardErrIsDisplayed();
@@ -32,8 +40,8 @@ bool Session::frontendOptions(frontend::FrontendOptions &Out) {
     std::tie(Name, Value) = llvm::StringRef(D).split('=');
     int64_t V;
     if (Name.empty() || Value.getAsInteger(10, V)) {
-      llvm::errs() << fmt::format(
-          "ppsc: error: -D expects name=integer, got '{}'\n", D);
+      Diags.report(DiagKind::Usage, NoLoc,
+                   fmt::format("-D expects name=integer, got '{}'", D));
       return false;
     }
     Out.Overrides[Name.str()] = V;
@@ -58,6 +66,11 @@ std::optional<ir::Schedule> Session::load() {
     return std::nullopt;
   llvm::StringRef Path = opts::Input;
   return frontend::compileFile(Path, SM, Diags, FO);
+}
+
+int Session::usage(std::string Message) {
+  Diags.report(DiagKind::Usage, NoLoc, std::move(Message));
+  return finish(ExitUsage);
 }
 
 void Session::flushDiagnostics() {

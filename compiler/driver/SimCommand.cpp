@@ -137,14 +137,11 @@ enum OutKind : unsigned {
   OutCsv = 64,
 };
 
-int usage(const std::string &Msg) {
-  errs() << "ppsc sim: error: " << Msg << "\n";
-  return ExitUsage;
-}
-
 } // namespace
 
 static int runSim() {
+  Session S;
+  auto usage = [&S](std::string Msg) { return S.usage(std::move(Msg)); };
   if (opts::Input.empty() && !SimInput.empty())
     opts::Input.setValue(SimInput.getValue());
   if (opts::Input.empty())
@@ -254,7 +251,6 @@ static int runSim() {
     VO->Steps = Steps;
   }
 
-  Session S;
   std::optional<ir::Schedule> Sched = S.load();
   if (!Sched) {
     S.flushDiagnostics();

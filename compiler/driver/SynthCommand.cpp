@@ -77,11 +77,6 @@ static cl::opt<bool> NoExact("no-exact",
                                       "when ranks <= 4, microbatches <= 8)"),
                              cl::sub(SynthCmd), cl::cat(opts::Category));
 
-static int usage(const std::string &Msg) {
-  errs() << "ppsc synth: error: " << Msg << "\n";
-  return ExitUsage;
-}
-
 /// Parses "F=1,B=2,W=1" into C (keys F, B/I, W). Empty on success.
 static std::string parseCosts(StringRef Text, synth::JobCost &C) {
   SmallVector<StringRef, 4> Parts;
@@ -205,13 +200,13 @@ static int runSynth() {
   if (opts::Input.empty()) {
     std::string Err = problemFromFlags(P);
     if (!Err.empty())
-      return usage(Err);
+      return S.usage(Err);
     std::string Why;
     Res = synth::synthesize(P, SO, &Why);
     if (!Res) {
       // No source to point at: the command line is the request.
-      errs() << "ppsc synth: error: " << Why << " [synth-infeasible]\n";
-      return ExitDiagnostics;
+      S.Diags.report(DiagKind::SynthInfeasible, NoLoc, Why);
+      return S.finish(ExitDiagnostics);
     }
     Sched = synth::toSchedule(P, Res->Ord);
   } else {
@@ -250,20 +245,20 @@ static int runSynth() {
   passes::AnalysisResults Results;
   bool Ok = runPipeline(S, Sched, PipelineGoal::Check, Results);
   if (!Ok || S.Diags.numErrors() || S.Diags.numWarnings()) {
-    S.flushDiagnostics();
-    errs() << "ppsc synth: error: the synthesised schedule does not lint "
-              "clean (a bug in synth; please report it)\n";
-    return ExitDiagnostics;
+    S.Diags.report(DiagKind::InternalError, NoLoc,
+                   "the synthesised schedule does not lint clean (a bug in "
+                   "synth; please report it)");
+    return S.finish(ExitDiagnostics);
   }
   sim::SimOptions SimOpts;
   SimOpts.KeepTimes = false;
   SimOpts.CriticalPath = false;
   sim::SimResult Sim = sim::simulate(Sched, SimOpts, &S.Diags);
   if (Sim.Deadlocked) {
-    S.flushDiagnostics();
-    errs() << "ppsc synth: error: the simulator finds the synthesised "
-              "schedule stuck (a bug in synth; please report it)\n";
-    return ExitDiagnostics;
+    S.Diags.report(DiagKind::InternalError, NoLoc,
+                   "the simulator finds the synthesised schedule stuck (a bug "
+                   "in synth; please report it)");
+    return S.finish(ExitDiagnostics);
   }
   // Synthesis times computes with their inputs' latency (the simulator's
   // dataflow mode). Under async comm that is what the lowered schedule does;
@@ -274,12 +269,12 @@ static int runSynth() {
   bool Agree = std::fabs(Sim.Makespan - Res->Eval.Makespan) <=
                1e-6 * std::max(1.0, Sim.Makespan);
   if (SameModel && !Agree) {
-    S.flushDiagnostics();
-    errs() << fmt::format("ppsc synth: error: the simulator times the "
-                          "schedule at {} but synthesis expected {} (a bug "
-                          "in synth; please report it)\n",
-                          num(Sim.Makespan), num(Res->Eval.Makespan));
-    return ExitDiagnostics;
+    S.Diags.report(DiagKind::InternalError, NoLoc,
+                   fmt::format("the simulator times the schedule at {} but "
+                               "synthesis expected {} (a bug in synth; please "
+                               "report it)",
+                               num(Sim.Makespan), num(Res->Eval.Makespan)));
+    return S.finish(ExitDiagnostics);
   }
   std::unique_ptr<raw_ostream> OS = S.openOutput();
   if (!OS) {

@@ -7,10 +7,17 @@
 //===----------------------------------------------------------------------===//
 #include "pps/driver/Command.h"
 
+#include "pps/driver/Pipeline.h"
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
 
 #include <fmt/format.h>
 
+#include <cstdio>
+#include <unistd.h>
 #include <vector>
 
 namespace pps::driver {
@@ -36,6 +43,77 @@ static void printVersion(llvm::raw_ostream &OS) {
      << "pipeline-parallel schedule compiler\n";
 }
 
+/// Parses the command line, collecting llvm::cl's messages in Errors
+/// instead of printing them, so that they are reported like every other
+/// error (and reach --diagnostics-format=json). llvm::cl writes a malformed
+/// option value ("'abc' value invalid for uint argument") straight to
+/// errs(), whatever stream it is given, so stderr is captured too.
+static bool parseCommandLine(int Argc, char **Argv, const char *Overview,
+                             std::string &Errors) {
+  llvm::raw_string_ostream ErrorStream(Errors);
+  llvm::errs().flush();
+  std::FILE *Capture = std::tmpfile();
+  int SavedStderr = Capture ? ::dup(STDERR_FILENO) : -1;
+  if (SavedStderr >= 0)
+    ::dup2(::fileno(Capture), STDERR_FILENO);
+  bool Parsed =
+      llvm::cl::ParseCommandLineOptions(Argc, Argv, Overview, &ErrorStream);
+  if (SavedStderr >= 0) {
+    llvm::errs().flush();
+    ::dup2(SavedStderr, STDERR_FILENO);
+    ::close(SavedStderr);
+    std::rewind(Capture);
+    char Buf[512];
+    size_t N;
+    while ((N = std::fread(Buf, 1, sizeof(Buf), Capture)) > 0)
+      ErrorStream << llvm::StringRef(Buf, N);
+  }
+  if (Capture)
+    std::fclose(Capture);
+  ErrorStream.flush();
+  return Parsed;
+}
+
+/// Reports what llvm::cl printed about a malformed command line, one usage
+/// error per problem ("ppsc: Unknown command line argument '--x'.  Try:
+/// ..." and its "ppsc: Did you mean '--y'?" become "unknown command line
+/// argument '--x'; did you mean '--y'?").
+static void reportCommandLineErrors(DiagnosticEngine &Diags,
+                                    llvm::StringRef Text,
+                                    llvm::StringRef Program) {
+  llvm::SmallVector<llvm::StringRef, 4> Lines;
+  Text.split(Lines, '\n', -1, /*KeepEmpty=*/false);
+  std::vector<std::string> Messages;
+  for (llvm::StringRef Line : Lines) {
+    Line.consume_front(Program);
+    Line.consume_front(":");
+    Line = Line.trim();
+    for (llvm::StringRef Tail : {"  Try: ", ": See: "})
+      Line = Line.take_front(Line.find(Tail));
+    Line = Line.rtrim(".!").trim();
+    if (Line.empty())
+      continue;
+    std::string Msg = Line.str();
+    Msg[0] = llvm::toLower(Msg[0]);
+    if (llvm::StringRef(Msg).startswith("did you mean") && !Messages.empty())
+      Messages.back() += "; " + Msg;
+    else
+      Messages.push_back(std::move(Msg));
+  }
+  if (Messages.empty())
+    Messages.push_back("malformed command line (see ppsc --help)");
+  for (std::string &M : Messages)
+    Diags.report(DiagKind::Usage, NoLoc, std::move(M));
+}
+
+/// The registered subcommands' names, for messages.
+static std::string subcommandNames() {
+  std::string Names;
+  for (const auto &E : registry())
+    Names += (Names.empty() ? "" : ", ") + E.Sub->getName().str();
+  return Names;
+}
+
 } // namespace pps::driver
 
 int main(int argc, char **argv) {
@@ -59,15 +137,42 @@ int main(int argc, char **argv) {
       "  standard library: $PPS_STDLIB_PATH (a ':'-separated list; an empty\n"
       "  entry is the default) or, by default, ../share/pps/stdlib from\n"
       "  the directory of the ppsc executable.\n";
-  if (!llvm::cl::ParseCommandLineOptions(argc, argv, Overview, &llvm::errs()))
-    return ExitUsage;
-  if (opts::DiagnosticsFormat != "text" && opts::DiagnosticsFormat != "json") {
-    llvm::errs() << "ppsc: error: --diagnostics-format must be text or json\n";
-    return ExitUsage;
-  }
+  std::string ParseErrors;
+  bool Parsed = parseCommandLine(argc, argv, Overview, ParseErrors);
+  const Entry *Active = nullptr;
   for (const auto &E : registry())
     if (*E.Sub)
-      return E.Fn();
-  llvm::errs() << "ppsc: error: no subcommand given (see ppsc --help)\n";
-  return ExitUsage;
+      Active = &E;
+  setToolName(Active ? "ppsc " + Active->Sub->getName().str() : "ppsc");
+  if (!Parsed) {
+    Session S;
+    reportCommandLineErrors(S.Diags, ParseErrors,
+                            llvm::sys::path::filename(argv[0]));
+    return S.finish(ExitUsage);
+  }
+  if (opts::DiagnosticsFormat != "text" && opts::DiagnosticsFormat != "json") {
+    std::string Given = opts::DiagnosticsFormat;
+    opts::DiagnosticsFormat = "text"; // report this one as text
+    Session S;
+    return S.usage(fmt::format(
+        "--diagnostics-format must be text or json, got '{}'", Given));
+  }
+  if (!Active) {
+    Session S;
+    if (!opts::Input.empty())
+      return S.usage(fmt::format("unknown subcommand '{}' (expected one of: "
+                                 "{})",
+                                 opts::Input.getValue(), subcommandNames()));
+    return S.usage("no subcommand given (see ppsc --help)");
+  }
+  {
+    // Options every subcommand shares are checked before any work.
+    Session S;
+    pps::frontend::FrontendOptions FO;
+    bool Ok = S.frontendOptions(FO);
+    Ok &= checkPipelineOptions(S.Diags);
+    if (!Ok)
+      return S.finish(ExitUsage);
+  }
+  return Active->Fn();
 }

@@ -1,6 +1,8 @@
 //===- PassManager.cpp - named passes over the IR -------------------------===//
 #include "pps/passes/PassManager.h"
 
+#include "llvm/ADT/STLExtras.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -62,8 +64,11 @@ bool PassManager::run(ir::Schedule &S, PassContext &Ctx) {
          << fmt::format("  total: {:.3f} ms, {} actions\n", Total,
                         S.numActions());
     for (const Timing &T : Times)
-      Dump << fmt::format("  {:>10.3f} ms  {:5.1f}%  {}\n", T.Ms,
-                          Total > 0 ? 100.0 * T.Ms / Total : 0.0, T.Name.str());
+      if (Opts.TimedPasses.empty() ||
+          llvm::is_contained(Opts.TimedPasses, T.Name))
+        Dump << fmt::format("  {:>10.3f} ms  {:5.1f}%  {}\n", T.Ms,
+                            Total > 0 ? 100.0 * T.Ms / Total : 0.0,
+                            T.Name.str());
   }
   return Ok;
 }

@@ -38,4 +38,37 @@ void addPasses(passes::PassManager &PM, const ir::Schedule &S,
     PM.add(passes::createFsdpPass());
 }
 
+namespace {
+void registerPass(passes::PassRegistry &R, std::unique_ptr<passes::Pass> P,
+                  const char *Unchecked) {
+  R.add({P->name().str(), P->description().str(), Unchecked});
+}
+} // namespace
+
+const passes::PassRegistry &passRegistry() {
+  static const passes::PassRegistry Registry = [] {
+    passes::PassRegistry R;
+    // In addPasses' order. The names come from the passes themselves.
+    registerPass(R, synth::createSynthPass(), "");
+    registerPass(R, passes::createVerifyDepsPass(),
+                 "missing, duplicate and misplaced actions and the order of "
+                 "dependencies were not checked");
+    registerPass(R, passes::createInsertCommsPass(),
+                 "no send/recv was inserted, and the schedule's own were not "
+                 "checked against the dependencies they carry");
+    registerPass(R, passes::createDeadlockPass(),
+                 "the schedule was not checked for deadlock, FIFO mismatches "
+                 "or unmatched sends and receives");
+    registerPass(R, passes::createAlignBubblesPass({/*Insert=*/false}),
+                 "the schedule was not timed, so idle time with ready work "
+                 "was not looked for");
+    registerPass(R, passes::createMemoryPass(),
+                 "peak activation memory and the memory limit were not "
+                 "checked");
+    registerPass(R, passes::createFsdpPass(), "");
+    return R;
+  }();
+  return Registry;
+}
+
 } // namespace pps::pipeline

@@ -79,7 +79,8 @@ void DiagnosticEngine::printText(llvm::raw_ostream &OS, const Diagnostic &D) {
                   llvm::StringRef Flag) {
     if (Color)
       OS.changeColor(llvm::raw_ostream::SAVEDCOLOR, true);
-    OS << formatLoc(Loc) << ": ";
+    OS << (SM.isValid(Loc) || ToolName.empty() ? formatLoc(Loc) : ToolName)
+       << ": ";
     if (Color)
       OS.changeColor(S == Severity::Error     ? llvm::raw_ostream::RED
                      : S == Severity::Warning ? llvm::raw_ostream::MAGENTA

@@ -6,7 +6,9 @@
 // parses the command line and runs the handler of the subcommand given.
 //
 // Exit codes: 0 success, 1 diagnostics (input errors or lint findings),
-// 2 usage errors.
+// 2 usage errors. Every error, usage errors included, goes through the
+// session's DiagnosticEngine, so --diagnostics-format=json carries them all;
+// one without a source location is attributed to "ppsc SUBCOMMAND".
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -34,6 +36,11 @@ struct CommandRegistration {
   CommandRegistration(llvm::cl::SubCommand &Sub, CommandFn Fn);
 };
 
+/// "ppsc" or "ppsc SUBCOMMAND", set by main() once the command line is
+/// parsed: what a diagnostic without a source location is attributed to.
+const std::string &toolName();
+void setToolName(std::string Name);
+
 /// Options shared by every subcommand (defined in Options.cpp).
 namespace opts {
 extern llvm::cl::OptionCategory Category;
@@ -60,8 +67,15 @@ public:
   DiagnosticEngine Diags;
 
   /// Frontend options from the shared command line options. Returns false
-  /// (after printing) on a malformed -D.
+  /// (after reporting a usage error) on a malformed -D.
   bool frontendOptions(frontend::FrontendOptions &Out);
+  /// Reports a usage error, prints the diagnostics and returns ExitUsage.
+  int usage(std::string Message);
+  /// Prints the diagnostics and returns Code.
+  int finish(int Code) {
+    flushDiagnostics();
+    return Code;
+  }
   /// Loads opts::Input: .pps through the front end, .csv through the torch
   /// importer. Empty on error (diagnostics reported).
   std::optional<ir::Schedule> load();

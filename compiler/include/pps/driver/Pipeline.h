@@ -15,6 +15,19 @@ namespace pps::driver {
 /// runs every verification and analysis (lint, sim, emit of executors).
 enum class PipelineGoal { Lower, Check };
 
+/// Checks the pass options every subcommand takes: the names given to
+/// --print-after, --disable-pass and --time-passes (unknown-pass, with the
+/// nearest name as a suggestion) and the value of --fsdp (usage). Reports
+/// through Diags; false if anything was wrong (the caller exits with 2).
+bool checkPipelineOptions(DiagnosticEngine &Diags);
+
+/// Reports a check-skipped note for each check --disable-pass turned off
+/// (in pipeline order), saying what stays unchecked.
+void noteSkippedChecks(DiagnosticEngine &Diags);
+
+/// True if --disable-pass names Pass.
+bool isPassDisabled(llvm::StringRef Pass);
+
 /// Runs the pass pipeline on S. Returns false if a pass reported an error.
 /// Analysis results (peak memory, ...) are left in Results.
 bool runPipeline(Session &Sess, ir::Schedule &S, PipelineGoal Goal,

@@ -59,6 +59,8 @@ struct PassManagerOptions {
   std::vector<std::string> PrintAfter; // pass names, or "all"
   std::vector<std::string> DisabledPasses;
   bool TimePasses = false;
+  /// With TimePasses: the passes to report (empty = all).
+  std::vector<std::string> TimedPasses;
   /// Prints the IR after a pass (the driver supplies the .pps printer).
   std::function<void(const ir::Schedule &, llvm::raw_ostream &)> Printer;
   llvm::raw_ostream *DumpStream = nullptr; // defaults to errs()

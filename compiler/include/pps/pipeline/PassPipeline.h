@@ -9,6 +9,7 @@
 
 #include "pps/ir/Schedule.h"
 #include "pps/passes/PassManager.h"
+#include "pps/passes/PassRegistry.h"
 
 namespace pps::pipeline {
 
@@ -29,5 +30,9 @@ struct PipelineConfig {
 /// (comms present), verified, proved deadlock-free and memory-analysed.
 void addPasses(passes::PassManager &PM, const ir::Schedule &S,
                const PipelineConfig &Config);
+
+/// Every pass addPasses can add, in pipeline order, with what each check
+/// leaves unchecked when it is disabled.
+const passes::PassRegistry &passRegistry();
 
 } // namespace pps::pipeline

@@ -78,6 +78,9 @@ public:
   /// Treat warnings as errors.
   void setWarningsAsErrors(bool B) { WarningsAsErrors = B; }
   void setColor(bool B) { Color = B; }
+  /// What a diagnostic without a location is attributed to in text output
+  /// ("ppsc lint: error: ..."); by default "<unknown>".
+  void setToolName(std::string Name) { ToolName = std::move(Name); }
 
   /// Prints everything reported so far, sorted by location, then clears.
   void print(llvm::raw_ostream &OS, DiagFormat Format = DiagFormat::Text);
@@ -90,6 +93,7 @@ private:
   void printJson(llvm::raw_ostream &OS);
 
   const SourceManager &SM;
+  std::string ToolName;
   std::vector<Diagnostic> Diags;
   Diagnostic Dropped{}; // sink for reports past the limit
   unsigned NumErrors = 0, NumWarnings = 0, ErrorLimit = 0, Counter = 0;
