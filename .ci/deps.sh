@@ -3,12 +3,14 @@
 # Sourced by .ci/setup and .ci/test; safe to run repeatedly.
 pps_install_deps() {
   # help2man: the man page; dpkg-dev, file: cpack -G DEB (dpkg-shlibdeps);
-  # pkgconf: the by-hand build test (tests/install).
+  # pkgconf: the by-hand build test (tests/install); git, clang-format-14,
+  # clang-tidy-14: .ci/style.
   local pkgs=(cmake ninja-build g++ python3 antlr4 libantlr4-runtime-dev
               llvm-14-dev llvm-14-tools libfmt-dev libgtest-dev
               libbenchmark-dev libopenmpi-dev openmpi-bin
               help2man dpkg-dev file pkgconf
-              pybind11-dev python3-dev python3-pytest python3-pip)
+              pybind11-dev python3-dev python3-pytest python3-pip
+              git clang-format-14 clang-tidy-14)
   local missing=()
   for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

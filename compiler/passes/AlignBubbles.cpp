@@ -121,7 +121,7 @@ void AlignBubblesPass::insertIdle(Schedule &S, const UnitIndex &U,
         double Gap = TL.Start[Unit] - Free;
         if (Gap > Eps) {
           size_t At =
-              New.size() && isRecv(New.back().Kind) ? RecvRun : New.size();
+              !New.empty() && isRecv(New.back().Kind) ? RecvRun : New.size();
           New.insert(New.begin() + At, Action::idle(float(Gap), A.Loc));
         }
         Free = TL.End[Unit];

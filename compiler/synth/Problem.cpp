@@ -255,7 +255,7 @@ unsigned fillGaps(const Problem &P, Order &O) {
     Evaluation E2 = evaluate(P, O, true);
     if (Found.size() > 1 && (!E2.Valid || E2.Makespan > E.Makespan + Eps ||
                              E2.MaxPeakMemory > E.MaxPeakMemory)) {
-      O = std::move(Before);
+      O = Before; // a copy: Before is restored again if E2 is invalid
       auto [R, K] = Found.front();
       std::swap(O.Ranks[R][K], O.Ranks[R][K + 1]);
       Found.resize(1);

@@ -28,8 +28,8 @@
 
 namespace {
 
-constexpr int Width = 16;     // features per layer
-constexpr int Batch = 4;      // samples per microbatch
+constexpr long Width = 16;    // features per layer
+constexpr long Batch = 4;     // samples per microbatch
 constexpr double Rate = 0.05; // SGD learning rate
 constexpr double Tolerance = 1e-9;
 
@@ -161,6 +161,7 @@ struct Reference {
 
 static Reference referenceRun(int Stages, int Microbatches, int Steps) {
   std::vector<Layer> Layers;
+  Layers.reserve(size_t(Stages));
   for (int S = 0; S < Stages; ++S)
     Layers.push_back(initLayer(S));
   Reference R;

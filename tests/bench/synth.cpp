@@ -42,9 +42,9 @@ static void BM_Synth(benchmark::State &St) {
 
 static void synthArgs(benchmark::internal::Benchmark *B) {
   B->ArgNames({"v", "P", "M"});
-  for (int V : {0, 1})
-    for (int P : {4, 8, 16, 32})
-      for (int K : {2, 4})
+  for (int64_t V : {0, 1})
+    for (int64_t P : {4, 8, 16, 32})
+      for (int64_t K : {2, 4})
         B->Args({V, P, K * P});
 }
 BENCHMARK(BM_Synth)->Apply(synthArgs)->Unit(benchmark::kMillisecond);

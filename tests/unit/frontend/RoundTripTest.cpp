@@ -36,7 +36,7 @@ frontend::FrontendOptions options() {
 }
 
 Compiled compileText(llvm::StringRef Name, llvm::StringRef Text,
-                     frontend::FrontendOptions Opts = options()) {
+                     const frontend::FrontendOptions &Opts = options()) {
   SourceManager SM;
   DiagnosticEngine Diags(SM);
   Compiled C;

@@ -63,8 +63,9 @@ TEST(StdlibFormula, Interleaved) {
             << "P=" << P << " M=" << M << " V=" << V;
         // Rank 0 warmup (V-1)*first + 2(P-1) forwards, plus one in flight.
         int64_t N = M / P, First = P + (M % P) / N + ((M % P) % N ? 1 : 0);
-        EXPECT_EQ(G.Peaks[0], std::min<int64_t>((V - 1) * First + 2 * P - 1,
-                                                int64_t(M) * V));
+        EXPECT_EQ(G.Peaks[0],
+                  std::min<int64_t>((V - 1) * First + 2 * int64_t(P) - 1,
+                                    int64_t(M) * V));
       }
 }
 
@@ -222,8 +223,8 @@ TEST(StdlibFormula, VHalfVMin) {
     EXPECT_EQ(N.PeakMemory, 4);
   }
   for (int P : {3, 5, 6, 9, 12}) {
-    Figures H = run(vHalf(), P, 3 * P, Uneven, false);
-    Figures N = run(vMin(), P, 3 * P, Uneven, false);
+    Figures H = run(vHalf(), P, 3 * int64_t(P), Uneven, false);
+    Figures N = run(vMin(), P, 3 * int64_t(P), Uneven, false);
     EXPECT_RUN(H);
     EXPECT_RUN(N);
     EXPECT_EQ(H.PeakMemory, 2 * ((P + 2) / 2)) << P;
@@ -267,9 +268,10 @@ TEST(StdlibFormula, DualPipe) {
       if (C.I != C.F)
         continue; // not exact; pinned below
       double B = C.I + C.W, FB = C.F + B;
-      EXPECT_DOUBLE_EQ(G.Bubble, (P / 2 - 1) * (FB + B - 3 * C.W))
-          << P << " " << M;
-      EXPECT_DOUBLE_EQ(G.SpanBubble, (P / 2 - 1) * (FB + B - 3 * C.W));
+      // P is even: P / 2 is exact.
+      const int Half = P / 2 - 1;
+      EXPECT_DOUBLE_EQ(G.Bubble, Half * (FB + B - 3 * C.W)) << P << " " << M;
+      EXPECT_DOUBLE_EQ(G.SpanBubble, Half * (FB + B - 3 * C.W));
       for (int64_t Pk : G.Peaks)
         EXPECT_EQ(Pk, P + 1) << P << " " << M;
     }

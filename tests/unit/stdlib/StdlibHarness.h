@@ -23,6 +23,7 @@
 #include <cmath>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace stdlibtest {
@@ -209,7 +210,8 @@ inline Figures run(const Spec &Sp, int64_t P, int64_t M, const Costs &C = {},
 inline Spec gpipe() { return {"gpipe", "P", "loop", ""}; }
 inline Spec oneF1B() { return {"one_f_one_b", "P", "loop", ""}; }
 inline Spec interleaved(int V = 2, std::string Args = "") {
-  return {"interleaved_1f1b", fmt::format("{} * P", V), "loop", Args};
+  return {"interleaved_1f1b", fmt::format("{} * P", V), "loop",
+          std::move(Args)};
 }
 inline Spec interleavedOverlap(int V = 2) {
   return {"interleaved_1f1b_overlap", fmt::format("{} * P", V), "loop", ""};

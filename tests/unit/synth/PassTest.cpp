@@ -3,8 +3,9 @@
 
 #include "pps/frontend/Frontend.h"
 
-#include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include <fmt/format.h>
 
 using namespace pps;
 using namespace pps::synth;

@@ -20,8 +20,9 @@
 #include "pps/frontend/Frontend.h"
 #include "pps/sim/Simulator.h"
 
-#include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include <fmt/format.h>
 
 using namespace pps;
 using namespace pps::synth;

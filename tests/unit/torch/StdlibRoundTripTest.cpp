@@ -28,8 +28,9 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <string>
