@@ -18,6 +18,7 @@
 #include "pps/backends/TorchCsv.h"
 #include "pps/backends/Trace.h"
 #include "pps/frontend/Frontend.h"
+#include "pps/import/TorchCsv.h"
 #include "pps/ir/Builder.h"
 #include "pps/ir/Schedule.h"
 #include "pps/passes/PassManager.h"
@@ -359,7 +360,7 @@ struct CsvArgs {
   std::string Source;
   bool IsText = false;
   std::string Name; // display name of a text
-  backends::TorchImportOptions Options;
+  import::TorchImportOptions Options;
 };
 } // namespace
 
@@ -387,9 +388,9 @@ csvArgs(const std::string &Source, bool IsText, const std::string &Name,
 static std::optional<ir::Schedule>
 runImporter(const CsvArgs &A, SourceManager &SM, DiagnosticEngine &Diags) {
   if (A.IsText)
-    return backends::importTorchCsv(SM.addBuffer(A.Name, A.Source), SM, Diags,
-                                    A.Options);
-  return backends::importTorchCsvFile(A.Source, SM, Diags, A.Options);
+    return import::importTorchCsv(SM.addBuffer(A.Name, A.Source), SM, Diags,
+                                  A.Options);
+  return import::importTorchCsvFile(A.Source, SM, Diags, A.Options);
 }
 
 namespace {
