@@ -563,8 +563,8 @@ static py::handle registered(py::handle T, const char *Name) {
 /// collector (as CPython untracks such tuples itself, but only once a
 /// collection has scanned them), which keeps a million-action list from
 /// costing repeated collections while it is built.
-static py::object namedTuple(py::handle Type, py::tuple Fields) {
-  py::tuple Args = py::make_tuple(std::move(Fields));
+static py::object namedTuple(py::handle Type, const py::tuple &Fields) {
+  py::tuple Args = py::make_tuple(Fields);
   PyObject *Obj = PyTuple_Type.tp_new(
       reinterpret_cast<PyTypeObject *>(Type.ptr()), Args.ptr(), nullptr);
   if (!Obj)
@@ -976,16 +976,17 @@ PYBIND11_MODULE(_pps, m) {
   m.doc() = "The pps compiler (pybind11 core of the pps package; use `pps`)";
   m.attr("__version__") = PPS_VERSION;
 
-  py::register_exception_translator([](std::exception_ptr P) {
-    try {
-      if (P)
-        std::rethrow_exception(P);
-    } catch (const CompileFailure &F) {
-      py::handle Cls = registered(Types.CompileError, "CompileError");
-      py::object Err = Cls.attr("_from_report")(reportToPython(F.Report));
-      PyErr_SetObject(Cls.ptr(), Err.ptr());
-    }
-  });
+  py::register_exception_translator(
+      [](std::exception_ptr P) { // NOLINT: pybind11 takes it by value
+        try {
+          if (P)
+            std::rethrow_exception(P);
+        } catch (const CompileFailure &F) {
+          py::handle Cls = registered(Types.CompileError, "CompileError");
+          py::object Err = Cls.attr("_from_report")(reportToPython(F.Report));
+          PyErr_SetObject(Cls.ptr(), Err.ptr());
+        }
+      });
 
   m.def(
       "_register_types",
@@ -1133,7 +1134,7 @@ PYBIND11_MODULE(_pps, m) {
       .def("to_torch_csv", &torchCsv, py::call_guard<py::gil_scoped_release>())
       .def(
           "lint",
-          [](const Unit &U, std::optional<std::string> Comm) {
+          [](const Unit &U, const std::optional<std::string> &Comm) {
             std::optional<ir::CommModel> M = commModel(Comm);
             ReportData R;
             {
@@ -1299,7 +1300,8 @@ PYBIND11_MODULE(_pps, m) {
          const std::vector<std::string> &ImportPaths,
          const std::string &StdlibDir, const std::string &Pipeline,
          const std::map<std::string, int64_t> &Overrides,
-         std::optional<uint64_t> StepBudget, std::optional<std::string> Comm) {
+         std::optional<uint64_t> StepBudget,
+         const std::optional<std::string> &Comm) {
         SourceArgs A = sourceArgs(Source, IsText, Name, ImportPaths, StdlibDir,
                                   Pipeline, Overrides, StepBudget);
         std::optional<ir::CommModel> M = commModel(Comm);
@@ -1316,7 +1318,8 @@ PYBIND11_MODULE(_pps, m) {
          const std::vector<std::string> &ImportPaths,
          const std::string &StdlibDir, const std::string &Pipeline,
          const std::map<std::string, int64_t> &Overrides,
-         std::optional<uint64_t> StepBudget, std::optional<std::string> Comm) {
+         std::optional<uint64_t> StepBudget,
+         const std::optional<std::string> &Comm) {
         SourceArgs A = sourceArgs(Source, IsText, Name, ImportPaths, StdlibDir,
                                   Pipeline, Overrides, StepBudget);
         std::optional<ir::CommModel> M = commModel(Comm);
@@ -1336,8 +1339,8 @@ PYBIND11_MODULE(_pps, m) {
       [](const std::string &Source, bool IsText, const std::string &Name,
          const std::string &Pipeline, std::optional<int32_t> Ranks,
          std::optional<int32_t> Stages, std::optional<int32_t> Microbatches,
-         std::optional<std::string> Placement, bool KeepIdle,
-         std::optional<std::string> Comm) {
+         const std::optional<std::string> &Placement, bool KeepIdle,
+         const std::optional<std::string> &Comm) {
         CsvArgs A = csvArgs(Source, IsText, Name, Pipeline, Ranks, Stages,
                             Microbatches, Placement, KeepIdle);
         std::optional<ir::CommModel> M = commModel(Comm);
@@ -1357,8 +1360,8 @@ PYBIND11_MODULE(_pps, m) {
       [](const std::string &Source, bool IsText, const std::string &Name,
          const std::string &Pipeline, std::optional<int32_t> Ranks,
          std::optional<int32_t> Stages, std::optional<int32_t> Microbatches,
-         std::optional<std::string> Placement, bool KeepIdle,
-         std::optional<std::string> Comm) {
+         const std::optional<std::string> &Placement, bool KeepIdle,
+         const std::optional<std::string> &Comm) {
         CsvArgs A = csvArgs(Source, IsText, Name, Pipeline, Ranks, Stages,
                             Microbatches, Placement, KeepIdle);
         std::optional<ir::CommModel> M = commModel(Comm);
@@ -1428,7 +1431,7 @@ PYBIND11_MODULE(_pps, m) {
              return compileSource(A, std::nullopt);
            })
       .def("lint", [](Builder &B, const std::string &Name,
-                      std::optional<std::string> Comm) {
+                      const std::optional<std::string> &Comm) {
         SourceArgs A = B.sourceArgs(Name);
         std::optional<ir::CommModel> M = commModel(Comm);
         ReportData R;
