@@ -9,17 +9,29 @@
 #include "pps/backends/CppEmitter.h"
 
 #include "pps/sim/Simulator.h"
+#include "ppsrt/Schedule.h"
 
 #include "llvm/Support/ErrorHandling.h"
 
 #include <fmt/format.h>
 
 #include <cmath>
+#include <type_traits>
 
 namespace pps::backends {
 
 using ir::Action;
 using ir::ActionKind;
+
+// The tables are read by the runtime: its kinds and comm models must be the
+// IR's (both are the schema's enums, so this holds by construction).
+static_assert(std::is_same_v<ppsrt::Kind, ir::ActionKind> &&
+                  std::is_same_v<ppsrt::CommModel, ir::CommModel>,
+              "the runtime's kinds are the compiler's");
+
+void encodeRow(const ir::Action &A, int32_t *Row) {
+  schema::encodeRow(A.Kind, A.Flags, A.Peer, A.Microbatch, A.Stage, Row);
+}
 
 std::string cppStringLiteral(llvm::StringRef S) {
   std::string Out;
@@ -76,13 +88,6 @@ static const char *commModelEnum(ir::CommModel C) {
   llvm_unreachable("every CommModel has an executor enum");
 }
 
-/// Encodes word 0 of a table row (see ppsrt/Schedule.h).
-static int32_t word0(const Action &A) {
-  int32_t Peer = ir::isComm(A.Kind) ? A.Peer : -1;
-  return int32_t(unsigned(A.Kind) | unsigned(A.Flags & 0xF) << 4 |
-                 unsigned(Peer + 1) << 8);
-}
-
 static void emitTable(const ir::Schedule &S, int32_t Rank,
                       llvm::raw_ostream &OS) {
   const std::vector<Action> &Acts = S.Ranks[Rank].Actions;
@@ -97,9 +102,9 @@ static void emitTable(const ir::Schedule &S, int32_t Rank,
     Comment.clear();
     for (size_t J = I; J < std::min(Acts.size(), I + PerLine); ++J) {
       const Action &A = Acts[J];
-      int32_t Mb = A.Kind == ActionKind::Idle ? 0 : A.Microbatch;
-      int32_t St = A.Kind == ActionKind::Idle ? 0 : A.Stage;
-      Line += fmt::format("{},{},{}, ", word0(A), Mb, St);
+      int32_t Row[schema::RowWords];
+      encodeRow(A, Row);
+      Line += fmt::format("{},{},{}, ", Row[0], Row[1], Row[2]);
       std::string Text = commentText(A);
       // The second half of an overlap pair closes the parenthesis.
       if (J > 0 && Acts[J - 1].overlapsNext())
@@ -168,12 +173,14 @@ void emitCpp(const ir::Schedule &S, const CppEmitOptions &Opts,
   }
   OS << "};\n\n";
 
+  std::string Kinds;
+  for (unsigned K = 0; K < schema::NumKinds; ++K)
+    Kinds += fmt::format("{}{}", K ? " " : "", schema::kindName(ActionKind(K)));
   OS << "// Action tables: per action {kind | flags << 4 | (peer + 1) << 8, "
         "microbatch, stage}\n"
-        "// (kinds F I W B SendF RecvF SendB RecvB Unshard Reshard "
-        "ReduceGrad Idle = 0..11,\n"
-        "// flag 1 = overlapped with the next action); comments give the "
-        "text form.\n";
+     << fmt::format("// (kinds {} = 0..{},\n", Kinds, schema::NumKinds - 1)
+     << "// flag 1 = overlapped with the next action; ppsrt/Schema.h); "
+        "comments give the\n// text form.\n";
   for (int32_t R = 0; R < T.Ranks; ++R)
     emitTable(S, R, OS);
   OS << "\n";

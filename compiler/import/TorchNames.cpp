@@ -6,27 +6,11 @@
 namespace pps::import {
 
 std::optional<ir::ActionKind> torchKindFromName(llvm::StringRef Name) {
-  if (Name.empty())
-    return std::nullopt;
-  for (unsigned K = 0; K < ir::NumActionKinds; ++K)
-    if (ir::actionKindTorchName(ir::ActionKind(K)) == Name)
-      return ir::ActionKind(K);
-  return std::nullopt;
+  return schema::kindFromTorchName(std::string_view(Name.data(), Name.size()));
 }
 
 llvm::StringRef torchKindList() {
-  static const std::string List = [] {
-    std::string Out;
-    for (unsigned K = 0; K < ir::NumActionKinds; ++K) {
-      llvm::StringRef Name = ir::actionKindTorchName(ir::ActionKind(K));
-      if (Name.empty())
-        continue;
-      if (!Out.empty())
-        Out += ", ";
-      Out += Name.str();
-    }
-    return Out;
-  }();
+  static const std::string List = schema::torchNameList();
   return List;
 }
 

@@ -24,16 +24,6 @@ using frontend::MaxMicrobatches;
 using frontend::MaxRanks;
 using frontend::MaxStages;
 
-namespace {
-/// The stage whose rank is the other end of a comm action, as in PyTorch's
-/// _add_send_recv: SEND_F(s) -> s+1, RECV_F(s) <- s-1, SEND_B(s) -> s-1,
-/// RECV_B(s) <- s+1.
-int32_t partnerStage(const Action &A) {
-  bool Up = A.Kind == ActionKind::SendF || A.Kind == ActionKind::RecvB;
-  return Up ? A.Stage + 1 : A.Stage - 1;
-}
-} // namespace
-
 bool TopologyBuilder::run(Topology &T) {
   return sizes(T) && placeStages(T) && resolvePeers(T);
 }
@@ -208,7 +198,9 @@ bool TopologyBuilder::resolvePeers(const Topology &T) {
     for (Action &A : Row) {
       if (!isComm(A.Kind))
         continue;
-      int32_t Partner = partnerStage(A);
+      // The schema's partner rule, as PyTorch's _add_send_recv has it:
+      // SEND_F(s) -> s+1, RECV_F(s) <- s-1, SEND_B(s) -> s-1, RECV_B(s) <- s+1.
+      int32_t Partner = schema::partnerStage(A.Kind, A.Stage);
       if (Partner < 0 || Partner >= T.Stages) {
         Diags.report(DiagKind::OutOfRange, A.Loc,
                      fmt::format("{} has no partner: stage {} does not exist "

@@ -5,98 +5,11 @@
 
 namespace pps::ir {
 
-llvm::StringRef actionKindName(ActionKind K) {
-  switch (K) {
-  case ActionKind::F:
-    return "F";
-  case ActionKind::I:
-    return "I";
-  case ActionKind::W:
-    return "W";
-  case ActionKind::B:
-    return "B";
-  case ActionKind::SendF:
-    return "send_f";
-  case ActionKind::RecvF:
-    return "recv_f";
-  case ActionKind::SendB:
-    return "send_b";
-  case ActionKind::RecvB:
-    return "recv_b";
-  case ActionKind::Unshard:
-    return "unshard";
-  case ActionKind::Reshard:
-    return "reshard";
-  case ActionKind::ReduceGrad:
-    return "reduce_grad";
-  case ActionKind::Idle:
-    return "idle";
-  }
-  llvm_unreachable("every ActionKind has a name");
-}
-
 std::string actionText(const Action &A, bool WithStage) {
-  std::string Stage = WithStage ? fmt::format("@{}", A.Stage) : std::string();
-  switch (A.Kind) {
-  case ActionKind::F:
-  case ActionKind::I:
-  case ActionKind::W:
-  case ActionKind::B:
-    return fmt::format("{}{}{}", actionKindName(A.Kind).str(), A.Microbatch,
-                       Stage);
-  case ActionKind::SendF:
-  case ActionKind::SendB:
-  case ActionKind::RecvF:
-  case ActionKind::RecvB: {
-    bool Send = isSend(A.Kind);
-    std::string Text =
-        fmt::format("{} {}{}{}", Send ? "send" : "recv",
-                    isForwardComm(A.Kind) ? "F" : "B", A.Microbatch, Stage);
-    // A peer not yet known (-1) is left for the topology to fill in.
-    if (A.Peer >= 0)
-      Text += fmt::format(" {} {}", Send ? "->" : "<-", A.Peer);
-    return Text;
-  }
-  case ActionKind::Unshard:
-  case ActionKind::Reshard:
-  case ActionKind::ReduceGrad:
-    return fmt::format("{} {}", actionKindName(A.Kind).str(), A.Stage);
-  case ActionKind::Idle:
-    if (A.idleTime() == 1.0f)
-      return "idle";
+  // The schema spells every kind; only an idle slot's length is the IR's.
+  if (A.Kind == ActionKind::Idle && A.idleTime() != 1.0f)
     return fmt::format("idle({})", A.idleTime());
-  }
-  llvm_unreachable("every ActionKind has a text form");
-}
-
-llvm::StringRef actionKindTorchName(ActionKind K) {
-  switch (K) {
-  case ActionKind::F:
-    return "F";
-  case ActionKind::I:
-    return "I";
-  case ActionKind::W:
-    return "W";
-  case ActionKind::B:
-    return "B";
-  case ActionKind::SendF:
-    return "SEND_F";
-  case ActionKind::RecvF:
-    return "RECV_F";
-  case ActionKind::SendB:
-    return "SEND_B";
-  case ActionKind::RecvB:
-    return "RECV_B";
-  case ActionKind::Unshard:
-    return "UNSHARD";
-  case ActionKind::Reshard:
-    return "RESHARD";
-  case ActionKind::ReduceGrad:
-    return "REDUCE_GRAD";
-  case ActionKind::Idle:
-    return "";
-  }
-  llvm_unreachable("every ActionKind has a torch name");
+  return schema::actionText(A.Kind, A.Microbatch, A.Stage, A.Peer, WithStage);
 }
 
 llvm::StringRef placementName(Placement P) {
@@ -111,17 +24,7 @@ llvm::StringRef placementName(Placement P) {
   llvm_unreachable("every Placement has a name");
 }
 
-llvm::StringRef commModelName(CommModel C) {
-  switch (C) {
-  case CommModel::Rendezvous:
-    return "rendezvous";
-  case CommModel::Eager:
-    return "eager";
-  case CommModel::Batched:
-    return "batched";
-  }
-  llvm_unreachable("every CommModel has a name");
-}
+llvm::StringRef commModelName(CommModel C) { return schema::nameOf(C); }
 
 llvm::SmallVector<int32_t, 4> Topology::stagesOf(int32_t Rank) const {
   llvm::SmallVector<int32_t, 4> Out;

@@ -226,8 +226,8 @@ void Checker::match() {
       Partner[G] = Sd;
       Partner[Sd] = G;
       const Action &SA = S.Ranks[A.Peer].Actions[Sd - Base[A.Peer]];
-      bool Same = A.Kind == partnerKind(SA.Kind) &&
-                  A.Microbatch == SA.Microbatch && A.Stage == partnerStage(SA);
+      bool Same = schema::commsMatch(SA.Kind, SA.Microbatch, SA.Stage, A.Kind,
+                                     A.Microbatch, A.Stage);
       if (!Same && BadCount[Ch]++ == 0) {
         FirstBad[Ch] = G;
         BadOrdinal[Ch] = Ord;

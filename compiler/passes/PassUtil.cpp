@@ -17,34 +17,6 @@ std::string describe(const Schedule &S, int32_t Rank, size_t Index) {
   return fmt::format("`{}` (rank {} action #{})", actionText(A), Rank, Index);
 }
 
-int32_t partnerStage(const Action &A) {
-  switch (A.Kind) {
-  case ActionKind::SendF:
-  case ActionKind::RecvB:
-    return A.Stage + 1;
-  case ActionKind::RecvF:
-  case ActionKind::SendB:
-    return A.Stage - 1;
-  default:
-    return -1;
-  }
-}
-
-ActionKind partnerKind(ActionKind K) {
-  switch (K) {
-  case ActionKind::SendF:
-    return ActionKind::RecvF;
-  case ActionKind::RecvF:
-    return ActionKind::SendF;
-  case ActionKind::SendB:
-    return ActionKind::RecvB;
-  case ActionKind::RecvB:
-    return ActionKind::SendB;
-  default:
-    return K;
-  }
-}
-
 bool inRange(const Topology &T, const Action &A) {
   if (A.Kind == ActionKind::Idle)
     return true;
@@ -54,19 +26,6 @@ bool inRange(const Topology &T, const Action &A) {
     return true;
   return A.Microbatch >= 0 && A.Microbatch < T.Microbatches &&
          T.hasStage(A.Microbatch, A.Stage);
-}
-
-std::string ordinal(uint64_t N) {
-  const char *Suffix = "th";
-  if (N % 100 < 11 || N % 100 > 13) {
-    if (N % 10 == 1)
-      Suffix = "st";
-    else if (N % 10 == 2)
-      Suffix = "nd";
-    else if (N % 10 == 3)
-      Suffix = "rd";
-  }
-  return fmt::format("{}{}", N, Suffix);
 }
 
 /// Length of the unit starting at Actions[I] (a compute): 2 for an overlap

@@ -38,15 +38,16 @@ inline LocId locOf(const ir::Schedule &S, const ir::Action &A) {
 std::string describe(const ir::Schedule &S, int32_t Rank, size_t Index);
 
 /// The compute a comm serves lives on stage A.Stage; the partner stage (the
-/// other end of the message) and the matching comm kind.
-int32_t partnerStage(const ir::Action &A);
-ir::ActionKind partnerKind(ir::ActionKind K);
+/// other end of the message; the schema's rule) and the matching comm kind.
+inline int32_t partnerStage(const ir::Action &A) {
+  return schema::partnerStage(A.Kind, A.Stage);
+}
 
 /// True if the compute/comm/control fields are inside the topology.
 bool inRange(const ir::Topology &T, const ir::Action &A);
 
 /// "1st", "2nd", "3rd", "4th", ...
-std::string ordinal(uint64_t N);
+using schema::ordinal;
 
 /// Index of (microbatch, stage) in the flat per-(m, s) arrays. Stage-major:
 /// a rank walks its stages' microbatches in order, so its accesses (and

@@ -903,13 +903,9 @@ void Sim::post(int32_t R, Stream &Sm, uint32_t Idx, double Ready,
 void Sim::matched(const Slot &SendSlot, const Slot &RecvSlot) {
   uint64_t SendRef = SendSlot.Ref, RecvRef = RecvSlot.Ref;
   double SendReady = SendSlot.Ready, RecvReady = RecvSlot.Ready;
-  // SEND_F(m, s) matches RECV_F(m, s+1); SEND_B(m, s) matches RECV_B(m, s-1).
   const Slot &SA = SendSlot, &RA = RecvSlot;
-  bool Ok = SA.Mb == RA.Mb &&
-            ((SA.Kind == ActionKind::SendF && RA.Kind == ActionKind::RecvF &&
-              RA.Stage == SA.Stage + 1) ||
-             (SA.Kind == ActionKind::SendB && RA.Kind == ActionKind::RecvB &&
-              RA.Stage == SA.Stage - 1));
+  bool Ok =
+      schema::commsMatch(SA.Kind, SA.Mb, SA.Stage, RA.Kind, RA.Mb, RA.Stage);
   if (!Ok) {
     const Action &SAct = S.Ranks[refRank(SendRef)].Actions[refIdx(SendRef)];
     const Action &RAct = S.Ranks[refRank(RecvRef)].Actions[refIdx(RecvRef)];

@@ -24,8 +24,8 @@ Executor::Executor(const ScheduleDesc &S, int32_t Rank, Transport &T,
   HasOutB.assign(N, 0);
   RecvF.assign(N, -1);
   RecvB.assign(N, -1);
-  // An I with no W for its (m, s) is the last backward and releases the
-  // activations (as the memory analysis counts it).
+  // Whether a W(m, s) is in the table decides whether I(m, s) is the last
+  // backward (the schema's memory rule, which the memory analysis applies).
   HasW.assign(N, 0);
   for (int64_t I = 0; I < Count; ++I) {
     Action A = decodeRow(Rows + I * RowWords);
@@ -144,8 +144,10 @@ void Executor::waitRequest(int32_t R, WaitKind W) {
 }
 
 Buffer Executor::takeInput(const Action &A, bool Gradient) {
-  // The producer: F(m, s-1) for a forward, B/I(m, s+1) for a backward.
-  int32_t From = Gradient ? A.stage + 1 : A.stage - 1;
+  // The producer (the schema's rule): F(m, s-1) for a forward, B/I(m, s+1)
+  // for a backward.
+  int32_t From =
+      pps::schema::producerOf(A.kind, A.mb, A.stage, routeOf(S)).Stage;
   if (S.stageToRank[From] == Rank) {
     size_t Key = key(A.mb, From);
     std::vector<uint8_t> &Has = Gradient ? HasOutB : HasOutF;
@@ -213,7 +215,8 @@ void Executor::compute(const Action &A) {
       OutB[Key] = std::move(IO->gradInput);
       HasOutB[Key] = 1;
     }
-    if (A.kind == Kind::B || !HasW[key(A.mb, A.stage)])
+    if (pps::schema::memoryEffect(A.kind, HasW[key(A.mb, A.stage)]) ==
+        pps::schema::MemoryEffect::Release)
       release(A.mb, A.stage);
     break;
   }
@@ -223,7 +226,9 @@ void Executor::compute(const Action &A) {
       error(fmt::format("runs before `F{}@{}` (no live activations)", A.mb,
                         A.stage));
     K.backwardWeight(*IO);
-    release(A.mb, A.stage);
+    if (pps::schema::memoryEffect(A.kind, true) ==
+        pps::schema::MemoryEffect::Release)
+      release(A.mb, A.stage);
     break;
   }
   default:
@@ -234,7 +239,7 @@ void Executor::compute(const Action &A) {
 
 void Executor::postComm(const Action &A) {
   bool Send = isSend(A.kind);
-  bool Forward = A.kind == Kind::SendF || A.kind == Kind::RecvF;
+  bool Forward = pps::schema::isForward(A.kind);
   size_t Key = key(A.mb, A.stage);
   if (A.peer < 0 || A.peer >= S.ranks || A.peer == Rank)
     error(fmt::format("bad peer rank {}", A.peer));
@@ -276,8 +281,10 @@ void Executor::postComm(const Action &A) {
     freeRequest(R);
     error("the same receive is posted twice");
   }
-  // F(m, s) receives F(m, s-1)'s output; B/I(m, s) the gradient of s+1.
-  Q.bytes = K.messageBytes(Forward ? A.stage - 1 : A.stage + 1, !Forward);
+  // RECV_F(m, s) carries F(m, s-1)'s output, RECV_B(m, s) the gradient of
+  // s+1: the stage of the matching send.
+  Q.bytes =
+      K.messageBytes(pps::schema::partnerStage(A.kind, A.stage), !Forward);
   T.postRecv(Rank, Q);
   Posted[Key] = R;
   if (O.comm == CommModel::Batched)

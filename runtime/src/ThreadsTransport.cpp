@@ -19,31 +19,17 @@ namespace ppsrt {
 
 Transport::~Transport() = default;
 
-static std::string ordinal(uint64_t N) {
-  const char *Suffix = "th";
-  if (N % 100 < 11 || N % 100 > 13) {
-    if (N % 10 == 1)
-      Suffix = "st";
-    else if (N % 10 == 2)
-      Suffix = "nd";
-    else if (N % 10 == 3)
-      Suffix = "rd";
-  }
-  return fmt::format("{}{}", N, Suffix);
-}
-
 std::string checkMatch(int32_t SendRank, const Action &Sent, int32_t RecvRank,
                        const Action &Recv, uint64_t Seq) {
-  Action Expect = matchingComm(Sent, SendRank);
-  if (Expect.kind == Recv.kind && Expect.mb == Recv.mb &&
-      Expect.stage == Recv.stage)
+  if (pps::schema::commsMatch(Sent.kind, Sent.mb, Sent.stage, Recv.kind,
+                              Recv.mb, Recv.stage))
     return {};
-  std::string N = ordinal(Seq + 1);
-  return fmt::format("the {} send from rank {} to rank {} is `{}`, but the {} "
-                     "receive at rank {} from rank {} is `{}` (messages on one "
-                     "channel are matched in order) [fifo-mismatch]",
-                     N, SendRank, RecvRank, formatAction(Sent), N, RecvRank,
-                     SendRank, formatAction(Recv));
+  return fmt::format(
+      "{} ({}) [fifo-mismatch]",
+      pps::schema::fifoMismatchMessage(Seq, SendRank, RecvRank,
+                                       "`" + formatAction(Sent) + "`",
+                                       "`" + formatAction(Recv) + "`"),
+      pps::schema::FifoRule);
 }
 
 ThreadsTransport::ThreadsTransport(RunState &RS, int32_t Ranks, bool Rendezvous)

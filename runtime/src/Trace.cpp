@@ -10,22 +10,6 @@
 
 namespace ppsrt {
 
-// The spellings `ppsc sim --trace` uses: kind as in the text form, the
-// category F/I/W/B/send/recv/control.
-static const char *kindName(Kind K) {
-  static const char *Names[NumKinds] = {
-      "F",    "I",    "W",       "B",       "send",        "recv",
-      "send", "recv", "unshard", "reshard", "reduce_grad", "idle"};
-  return Names[unsigned(K)];
-}
-static const char *category(Kind K) {
-  if (isCompute(K))
-    return kindName(K);
-  if (isComm(K))
-    return kindName(K);
-  return "control";
-}
-
 /// Escapes a string for a JSON string literal.
 static std::string jsonEscape(const char *S) {
   std::string Out;
@@ -93,8 +77,10 @@ bool writeChromeTrace(const std::string &Path, const ScheduleDesc &S,
                "{}, \"tid\": {}, \"ts\": {:.3f}, \"dur\": {:.3f}, \"args\": "
                "{{\"microbatch\": {}, \"stage\": {}, \"kind\": \"{}\"{}, "
                "\"step\": {}, \"measured_us\": {:.3f}}}}}",
-               Name, category(A.kind), E->rank, E->lane, Ts, Dur, A.mb, A.stage,
-               kindName(A.kind),
+               // The spellings of `ppsc sim` traces (the schema's): the kind's
+               // name (F, send_f, ...), the category F/I/W/B/send/recv/control.
+               Name, pps::schema::traceCategory(A.kind), E->rank, E->lane, Ts,
+               Dur, A.mb, A.stage, pps::schema::kindName(A.kind),
                isComm(A.kind) ? fmt::format(", \"peer\": {}", A.peer) : "",
                E->step, E->endMicros - E->startMicros);
     if (E->flow == 0)

@@ -3,77 +3,37 @@
 // A generated executor (ppsc emit --target=cpp) describes its schedule with
 // plain constant data: the topology, the cost model and, per rank, a compact
 // table of actions (three 32-bit words each, so a million actions compile in
-// seconds). This header decodes them. It mirrors the IR conventions of
-// docs/architecture.md: comm actions name the *local* compute they serve,
-// SEND_F(m, s) matches RECV_F(m, s+1) and SEND_B(m, s) matches RECV_B(m, s-1),
-// matched in FIFO order per (source, destination) rank pair.
+// seconds). The rules about actions (kinds, encoding, partner and producer
+// rules, FIFO matching) are the schema's, ppsrt/Schema.h, which the compiler
+// uses too.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
+
+#include "ppsrt/Schema.h"
 
 #include <cstdint>
 #include <string>
 
 namespace ppsrt {
 
-/// Action kinds, numbered as pps::ir::ActionKind (the emitter relies on it).
-enum class Kind : uint8_t {
-  F,
-  I,
-  W,
-  B,
-  SendF,
-  RecvF,
-  SendB,
-  RecvB,
-  Unshard,
-  Reshard,
-  ReduceGrad,
-  Idle,
-};
-constexpr unsigned NumKinds = unsigned(Kind::Idle) + 1;
-
-inline bool isCompute(Kind K) { return K <= Kind::B; }
-inline bool isSend(Kind K) { return K == Kind::SendF || K == Kind::SendB; }
-inline bool isRecv(Kind K) { return K == Kind::RecvF || K == Kind::RecvB; }
-inline bool isComm(Kind K) { return K >= Kind::SendF && K <= Kind::RecvB; }
-inline bool isControl(Kind K) {
-  return K >= Kind::Unshard && K <= Kind::ReduceGrad;
-}
-
-/// Communication model (docs/architecture.md "Communication models").
-enum class CommModel : uint8_t { Rendezvous, Eager, Batched };
-
-/// Flag bit: this compute runs overlapped with the next one.
-constexpr uint8_t FlagOverlapNext = 1;
-
-/// One decoded action.
-struct Action {
-  Kind kind = Kind::Idle;
-  uint8_t flags = 0;
-  int32_t peer = -1;
-  int32_t mb = -1;
-  int32_t stage = -1;
-
-  bool overlapsNext() const { return flags & FlagOverlapNext; }
-};
-
-/// Encoding of one table row: {kind | flags << 4 | (peer + 1) << 8, mb, stage}.
-constexpr int RowWords = 3;
-inline int32_t encodeWord0(Kind K, uint8_t Flags, int32_t Peer) {
-  return int32_t(unsigned(K) | unsigned(Flags & 0xF) << 4 |
-                 unsigned(Peer + 1) << 8);
-}
-inline Action decodeRow(const int32_t *Row) {
-  Action A;
-  uint32_t W0 = uint32_t(Row[0]);
-  A.kind = Kind(W0 & 0xF);
-  A.flags = uint8_t((W0 >> 4) & 0xF);
-  A.peer = int32_t(W0 >> 8) - 1;
-  A.mb = Row[1];
-  A.stage = Row[2];
-  return A;
-}
+// The kinds, their predicates, the comm models, the decoded action and the
+// row encoding are the schema's (ppsrt/Schema.h, generated from
+// ActionKinds.def): the compiler's IR uses the very same enum.
+using Kind = pps::schema::Kind;
+using pps::schema::NumKinds;
+using CommModel = pps::schema::CommModel;
+using Action = pps::schema::Action;
+using pps::schema::decodeRow;
+using pps::schema::encodeWord0;
+using pps::schema::FlagOverlapNext;
+using pps::schema::isComm;
+using pps::schema::isCompute;
+using pps::schema::isControl;
+using pps::schema::isRecv;
+using pps::schema::isSend;
+using pps::schema::matchingComm;
+using pps::schema::RowWords;
 
 /// One rank's action table: Count rows of RowWords words.
 struct RankTable {
@@ -109,14 +69,19 @@ struct ScheduleDesc {
   int32_t directions = 1;
 };
 
+/// The routes of S's microbatches (the schema's rule).
+inline pps::schema::Route routeOf(const ScheduleDesc &S) {
+  return {S.stages, S.microbatches, S.directions};
+}
 /// The first and last stage microbatch Mb traverses.
 inline int32_t firstStage(const ScheduleDesc &S, int32_t Mb) {
-  return S.directions == 2 && Mb >= S.microbatches / 2 ? S.stages / 2 : 0;
+  return routeOf(S).firstStage(Mb);
 }
 inline int32_t lastStage(const ScheduleDesc &S, int32_t Mb) {
-  return S.directions == 2 && Mb < S.microbatches / 2 ? S.stages / 2 - 1
-                                                      : S.stages - 1;
+  return routeOf(S).lastStage(Mb);
 }
+
+inline const char *commModelName(CommModel C) { return pps::schema::nameOf(C); }
 
 /// Cost of one compute action in time units.
 double computeCost(const ScheduleDesc &S, const Action &A);
@@ -125,15 +90,9 @@ double computeCost(const ScheduleDesc &S, const Action &A);
 /// "F3@5", "send F3@5 -> 2", "recv B3@6 <- 1", "unshard 5", "idle".
 std::string formatAction(const Action &A);
 
-/// The comm action on the peer that matches comm action A run by rank Self:
-/// for `send F3@5 -> 2` on rank 1 that is `recv F3@6 <- 1`.
-Action matchingComm(const Action &A, int32_t Self);
-
 /// The comm action that carries the input a compute action needs from
 /// another rank (RECV_F(m, s) for F(m, s), RECV_B(m, s) for I/B(m, s)), with
 /// Kind::Idle if the compute needs nothing received.
 Action inputRecvOf(const ScheduleDesc &S, const Action &Compute);
-
-const char *commModelName(CommModel C);
 
 } // namespace ppsrt

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "pps/backends/CppEmitter.h"
 #include "pps/frontend/Frontend.h"
 #include "pps/ir/Schedule.h"
 #include "pps/passes/InsertComms.h"
@@ -38,17 +39,15 @@ inline std::unique_ptr<Tables> layOut(ir::Schedule S) {
   T->Sched = std::move(S);
   const ir::Schedule &Sc = T->Sched;
   for (const ir::RankProgram &RP : Sc.Ranks) {
-    std::vector<int32_t> Rows;
-    for (const ir::Action &A : RP.Actions) {
-      Rows.push_back(ppsrt::encodeWord0(ppsrt::Kind(unsigned(A.Kind)), A.Flags,
-                                        ir::isComm(A.Kind) ? A.Peer : -1));
-      Rows.push_back(A.Kind == ir::ActionKind::Idle ? 0 : A.Microbatch);
-      Rows.push_back(A.Kind == ir::ActionKind::Idle ? 0 : A.Stage);
-    }
+    // The emitter's encoding, so the tables are what `ppsc emit` writes.
+    std::vector<int32_t> Rows(RP.Actions.size() * ppsrt::RowWords);
+    for (size_t I = 0; I < RP.Actions.size(); ++I)
+      backends::encodeRow(RP.Actions[I], &Rows[I * ppsrt::RowWords]);
     T->Rows.push_back(std::move(Rows));
   }
   for (size_t R = 0; R < T->Rows.size(); ++R)
-    T->Ranks.push_back({T->Rows[R].data(), int64_t(T->Rows[R].size() / 3)});
+    T->Ranks.push_back(
+        {T->Rows[R].data(), int64_t(T->Rows[R].size() / ppsrt::RowWords)});
   for (int32_t St = 0; St < Sc.Topo.Stages; ++St) {
     T->StageToRank.push_back(Sc.Topo.rankOf(St));
     const ir::StageCost &C = Sc.Cost.stage(St);
@@ -69,7 +68,7 @@ inline std::unique_ptr<Tables> layOut(ir::Schedule S) {
   D.bandwidthBytesPerMs = Sc.Cost.BandwidthBytesPerMs;
   D.activationBytes = Sc.Cost.ActivationBytes;
   D.gradientBytes = Sc.Cost.GradientBytes;
-  D.comm = ppsrt::CommModel(unsigned(Sc.Comm));
+  D.comm = Sc.Comm;
   D.rankTables = T->Ranks.data();
   D.predictedPeak = T->Peaks.data();
   D.predictedMakespan = -1;

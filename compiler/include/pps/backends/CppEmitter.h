@@ -37,6 +37,10 @@ struct CppEmitOptions {
 void emitCpp(const ir::Schedule &S, const CppEmitOptions &Opts,
              llvm::raw_ostream &OS);
 
+/// The schema::RowWords words of A's row in a generated executor's table
+/// (ppsrt/Schema.h's encoding).
+void encodeRow(const ir::Action &A, int32_t *Row);
+
 /// S as the body of a C++ string literal (without the quotes): printable
 /// ASCII kept, quotes and backslashes escaped, everything else as octal.
 std::string cppStringLiteral(llvm::StringRef S);

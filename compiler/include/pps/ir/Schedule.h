@@ -27,6 +27,7 @@
 #pragma once
 
 #include "pps/support/SourceManager.h"
+#include "ppsrt/Schema.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
@@ -40,52 +41,37 @@
 
 namespace pps::ir {
 
-enum class ActionKind : uint8_t {
-  F,
-  I,
-  W,
-  B,
-  SendF,
-  RecvF,
-  SendB,
-  RecvB,
-  Unshard,
-  Reshard,
-  ReduceGrad,
-  Idle,
-};
-constexpr unsigned NumActionKinds = unsigned(ActionKind::Idle) + 1;
+/// The action kinds: the schema's (runtime/include/ppsrt/ActionKinds.def),
+/// so the compiler and the generated executors cannot number them
+/// differently.
+using ActionKind = schema::Kind;
+constexpr unsigned NumActionKinds = schema::NumKinds;
 
 namespace ActionFlags {
 enum : uint8_t {
   None = 0,
   /// This compute runs overlapped with the next action (also a compute).
-  OverlapNext = 1 << 0,
+  OverlapNext = schema::FlagOverlapNext,
 };
 } // namespace ActionFlags
 
-inline bool isCompute(ActionKind K) { return K <= ActionKind::B; }
-inline bool isComm(ActionKind K) {
-  return K >= ActionKind::SendF && K <= ActionKind::RecvB;
-}
-inline bool isSend(ActionKind K) {
-  return K == ActionKind::SendF || K == ActionKind::SendB;
-}
-inline bool isRecv(ActionKind K) {
-  return K == ActionKind::RecvF || K == ActionKind::RecvB;
-}
-inline bool isControl(ActionKind K) {
-  return K >= ActionKind::Unshard && K <= ActionKind::ReduceGrad;
-}
-/// Forward direction (F and its comms) vs backward (I, W, B and theirs).
-inline bool isForwardComm(ActionKind K) {
-  return K == ActionKind::SendF || K == ActionKind::RecvF;
-}
+// The class predicates (isCompute, isComm, isSend, isRecv, isControl,
+// isForwardComm: F's comms vs the backward's) are the schema's.
+using schema::isComm;
+using schema::isCompute;
+using schema::isControl;
+using schema::isForwardComm;
+using schema::isRecv;
+using schema::isSend;
 
-/// The spelling used in the .pps text form: "F", "send", "unshard", ...
-llvm::StringRef actionKindName(ActionKind K);
-/// PyTorch's spelling: "F", "SEND_F", "UNSHARD", ...
-llvm::StringRef actionKindTorchName(ActionKind K);
+/// The kind's own name: "F", "send_f", "unshard", ... (JSON, traces).
+inline llvm::StringRef actionKindName(ActionKind K) {
+  return schema::kindName(K);
+}
+/// PyTorch's spelling: "F", "SEND_F", "UNSHARD", ...; "" for idle.
+inline llvm::StringRef actionKindTorchName(ActionKind K) {
+  return schema::torchName(K);
+}
 
 struct Action {
   ActionKind Kind = ActionKind::Idle;
@@ -136,7 +122,8 @@ static_assert(sizeof(Action) == 20, "actions must stay compact");
 std::string actionText(const Action &A, bool WithStage = true);
 
 enum class Placement : uint8_t { Loop, V, Explicit };
-enum class CommModel : uint8_t { Rendezvous, Eager, Batched };
+/// The comm models (the schema's, shared with the runtime).
+using CommModel = schema::CommModel;
 
 llvm::StringRef placementName(Placement P);
 llvm::StringRef commModelName(CommModel C);
@@ -153,17 +140,14 @@ struct Topology {
   int32_t Directions = 1;
   llvm::SmallVector<int32_t, 16> StageToRank;
 
+  /// The routes as the schema states them (producer rule, comm kinds).
+  schema::Route route() const { return {Stages, Microbatches, Directions}; }
   /// The first and last stage microbatch Mb traverses.
-  int32_t firstStage(int32_t Mb) const {
-    return Directions == 2 && Mb >= Microbatches / 2 ? Stages / 2 : 0;
-  }
-  int32_t lastStage(int32_t Mb) const {
-    return Directions == 2 && Mb < Microbatches / 2 ? Stages / 2 - 1
-                                                    : Stages - 1;
-  }
+  int32_t firstStage(int32_t Mb) const { return route().firstStage(Mb); }
+  int32_t lastStage(int32_t Mb) const { return route().lastStage(Mb); }
   /// True if microbatch Mb traverses stage St.
   bool hasStage(int32_t Mb, int32_t St) const {
-    return St >= firstStage(Mb) && St <= lastStage(Mb);
+    return route().hasStage(Mb, St);
   }
 
   int32_t rankOf(int32_t Stage) const { return StageToRank[Stage]; }
