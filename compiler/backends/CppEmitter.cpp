@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "pps/backends/CppEmitter.h"
 
+#include "pps/analysis/Memory.h"
 #include "pps/sim/Simulator.h"
 #include "ppsrt/Schedule.h"
 
@@ -123,7 +124,8 @@ void emitCpp(const ir::Schedule &S, const CppEmitOptions &Opts,
   std::string Source = Opts.SourceName.empty() ? "<builder>" : Opts.SourceName;
 
   // The analyses the executor compares its measurements with.
-  llvm::SmallVector<int64_t, 8> Peaks = sim::peakMemory(S);
+  // The chunk model's peaks: what the executor counts (StageIO objects).
+  std::vector<int64_t> Peaks = analysis::analyzeMemory(S).wholePeaks();
   double Predicted = -1;
   if (Opts.Simulate) {
     sim::SimOptions SO;

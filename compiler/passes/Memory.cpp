@@ -1,13 +1,13 @@
 //===- Memory.cpp - memory: activation memory per rank --------------------===//
 //
-// One walk per rank in program order, a counter per rank: +1 at F(m,s),
-// -1 at B(m,s) or W(m,s) (the backward that frees the activation). No
-// per-action state.
+// The pass runs the memory analysis (pps/analysis/Memory.h, the one rule)
+// and turns a rank above the limit into a diagnostic.
 //
 //===----------------------------------------------------------------------===//
 #include "pps/passes/Memory.h"
 
 #include "PassUtil.h"
+#include "pps/analysis/Memory.h"
 
 #include <fmt/format.h>
 
@@ -18,6 +18,13 @@ using namespace detail;
 
 namespace {
 
+/// An amount of memory: a whole count as an integer, else as a decimal.
+std::string amount(double V) {
+  if (V == double(analysis::wholeUnits(V)))
+    return std::to_string(analysis::wholeUnits(V));
+  return fmt::format("{:g}", V);
+}
+
 class MemoryPass : public Pass {
 public:
   llvm::StringRef name() const override { return "memory"; }
@@ -25,38 +32,25 @@ public:
     return "activation memory per rank; check the memory limit";
   }
   void run(Schedule &S, PassContext &Ctx) override {
-    auto &Peak = Ctx.Results.PeakMemory;
-    Peak.assign(S.Ranks.size(), 0);
+    analysis::MemoryOptions Opts;
+    if (S.MemoryLimit)
+      Opts.Limit = double(*S.MemoryLimit);
+    analysis::MemoryProfile M = analysis::analyzeMemory(S, Opts);
+    Ctx.Results.PeakMemory = M.wholePeaks();
     for (size_t R = 0; R < S.Ranks.size(); ++R) {
-      const auto &Acts = S.Ranks[R].Actions;
-      int64_t Live = 0, Max = 0;
-      size_t Over = SIZE_MAX;
-      int64_t AtOver = 0;
-      for (size_t I = 0; I < Acts.size(); ++I) {
-        ActionKind K = Acts[I].Kind;
-        if (K == ActionKind::F) {
-          if (++Live > Max) {
-            Max = Live;
-            if (S.MemoryLimit && Max > *S.MemoryLimit && Over == SIZE_MAX) {
-              Over = I;
-              AtOver = Max;
-            }
-          }
-        } else if (K == ActionKind::B || K == ActionKind::W) {
-          --Live;
-        }
-      }
-      Peak[R] = Max;
-      if (Over == SIZE_MAX)
+      const analysis::RankMemory &RM = M.Ranks[R];
+      if (RM.OverAt < 0)
         continue;
+      const Action &A = S.Ranks[R].Actions[size_t(RM.OverAt)];
       Ctx.Diags
-          .report(DiagKind::MemoryLimit, locOf(S, Acts[Over]),
-                  fmt::format(
-                      "rank {} holds {} activations after {}, above the "
-                      "memory limit of {}",
-                      R, AtOver, describe(S, int32_t(R), Over), *S.MemoryLimit))
-          .note(S.DeclLoc,
-                fmt::format("rank {} peaks at {} activations", R, Max));
+          .report(DiagKind::MemoryLimit, locOf(S, A),
+                  fmt::format("rank {} holds {} activations after {}, above "
+                              "the memory limit of {}",
+                              R, amount(RM.OverLevel),
+                              describe(S, int32_t(R), size_t(RM.OverAt)),
+                              *S.MemoryLimit))
+          .note(S.DeclLoc, fmt::format("rank {} peaks at {} activations", R,
+                                       amount(RM.Peak)));
     }
   }
 };

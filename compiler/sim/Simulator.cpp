@@ -17,11 +17,11 @@
 //===----------------------------------------------------------------------===//
 #include "pps/sim/Simulator.h"
 
+#include "pps/analysis/Memory.h"
 #include "pps/passes/Deadlock.h"
 
 #include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/DenseSet.h"
 
 #include <fmt/format.h>
 
@@ -83,85 +83,6 @@ struct Channel {
   }
   bool empty() const { return Head == Pending.size(); }
 };
-
-/// Peak activation memory per rank in program order: +1 at F(m,s), -1 at
-/// the last backward of (m,s) (B; W; I when no W of (m,s) exists). PeakAt,
-/// if given, gets the index where each rank first reaches its peak.
-void memoryPeaks(const ir::Schedule &S, llvm::SmallVector<int64_t, 8> &Peaks,
-                 llvm::SmallVector<int64_t, 8> *PeakAt) {
-  int32_t NS = S.Topo.Stages, NM = S.Topo.Microbatches;
-  auto Valid = [&](const Action &A) {
-    return A.Stage >= 0 && A.Stage < NS && A.Microbatch >= 0 &&
-           A.Microbatch < NM;
-  };
-  auto Key = [&](const Action &A) {
-    return uint64_t(A.Stage) * uint64_t(NM) + uint64_t(A.Microbatch);
-  };
-  // Bit sets over (stage, microbatch), hashed when that space is much
-  // larger than the schedule.
-  uint64_t Space = NS > 0 && NM > 0 ? uint64_t(NS) * uint64_t(NM) : 0;
-  bool Hashed = Space > std::max<uint64_t>(4 * S.numActions(), 1 << 20);
-  llvm::BitVector LiveB(Hashed ? 0 : Space), HasWB(Hashed ? 0 : Space);
-  llvm::DenseSet<uint64_t> LiveH, HasWH;
-  auto Test = [&](llvm::BitVector &B, llvm::DenseSet<uint64_t> &H, uint64_t K) {
-    return Hashed ? H.count(K) != 0 : B.test(K);
-  };
-  auto Set = [&](llvm::BitVector &B, llvm::DenseSet<uint64_t> &H, uint64_t K,
-                 bool V) {
-    if (Hashed)
-      V ? (void)H.insert(K) : (void)H.erase(K);
-    else
-      B[K] = V;
-  };
-  // One walk in program order; the set of (m, s) that have a W is only
-  // needed when an I occurs (it releases unless a W follows), so it is
-  // collected, and the walk repeated, only then.
-  auto Walk = [&](bool KnowW) {
-    Peaks.clear();
-    if (PeakAt)
-      PeakAt->clear();
-    for (const ir::RankProgram &RP : S.Ranks) {
-      int64_t Cur = 0, Peak = 0, At = -1;
-      for (size_t I = 0, N = RP.Actions.size(); I < N; ++I) {
-        const Action &A = RP.Actions[I];
-        if (!ir::isCompute(A.Kind) || !Valid(A))
-          continue;
-        uint64_t K = Key(A);
-        if (A.Kind == ActionKind::F) {
-          if (!Test(LiveB, LiveH, K)) {
-            Set(LiveB, LiveH, K, true);
-            if (++Cur > Peak) {
-              Peak = Cur;
-              At = int64_t(I);
-            }
-          }
-          continue;
-        }
-        if (A.Kind == ActionKind::I && !KnowW)
-          return false;
-        bool Releases = A.Kind == ActionKind::B || A.Kind == ActionKind::W ||
-                        (A.Kind == ActionKind::I && !Test(HasWB, HasWH, K));
-        if (Releases && Test(LiveB, LiveH, K)) {
-          Set(LiveB, LiveH, K, false);
-          --Cur;
-        }
-      }
-      Peaks.push_back(Peak);
-      if (PeakAt)
-        PeakAt->push_back(At);
-    }
-    return true;
-  };
-  if (Walk(false))
-    return;
-  LiveB.reset();
-  LiveH.clear();
-  for (const ir::RankProgram &RP : S.Ranks)
-    for (const Action &A : RP.Actions)
-      if (A.Kind == ActionKind::W && Valid(A))
-        Set(HasWB, HasWH, Key(A), true);
-  Walk(true);
-}
 
 /// A receive or a producer and when it completed. At: NaN = none seen,
 /// +inf = a receive seen but not complete yet, else the completion time.
@@ -1021,15 +942,15 @@ bool Sim::finishBatch(int32_t R, Stream &Sm) {
 void Sim::figures() {
   double Makespan = Res.Makespan; // tracked as actions finished
   double Ideal = 0, SumBusy = 0;
-  llvm::SmallVector<int64_t, 8> Peaks, PeakAt;
-  memoryPeaks(S, Peaks, &PeakAt);
+  // Memory is the analysis layer's (the one rule, chunk units).
+  analysis::MemoryProfile Mem = analysis::analyzeMemory(S);
   for (int32_t R = 0; R < P; ++R) {
     RankStats &RS = Res.Ranks[R];
     RS.Idle = Makespan - RS.ComputeBusy;
     Ideal = std::max(Ideal, RS.ComputeBusy);
     SumBusy += RS.ComputeBusy;
-    RS.PeakMemory = R < int32_t(Peaks.size()) ? Peaks[R] : 0;
-    RS.PeakMemoryAt = R < int32_t(PeakAt.size()) ? PeakAt[R] : -1;
+    RS.PeakMemory = analysis::wholeUnits(Mem.Ranks[R].Peak);
+    RS.PeakMemoryAt = Mem.Ranks[R].PeakAt;
     Res.PeakMemory = std::max(Res.PeakMemory, RS.PeakMemory);
   }
   Res.Ideal = Ideal;
@@ -1132,12 +1053,6 @@ SimResult simulate(const ir::Schedule &S, const SimOptions &Opts,
                    DiagnosticEngine *Diags) {
   Sim Engine(S, Opts, Diags);
   return Engine.run();
-}
-
-llvm::SmallVector<int64_t, 8> peakMemory(const ir::Schedule &S) {
-  llvm::SmallVector<int64_t, 8> Peaks;
-  memoryPeaks(S, Peaks, nullptr);
-  return Peaks;
 }
 
 } // namespace pps::sim

@@ -90,20 +90,11 @@ private:
 
 std::pair<double, bool> Greedy::arrival(JobKind K, int32_t S,
                                         int32_t Mb) const {
-  int32_t PS;
-  JobKind PK;
-  if (K == JobKind::F) {
-    if (S == 0)
-      return {0.0, true};
-    PS = S - 1;
-    PK = JobKind::F;
-  } else if (K == JobKind::I) {
-    PS = S == P.Stages - 1 ? S : S + 1;
-    PK = S == P.Stages - 1 ? JobKind::F : JobKind::I;
-  } else {
-    PS = S;
-    PK = JobKind::I;
-  }
+  std::optional<Job> Prod = P.producerOf({K, Mb, S});
+  if (!Prod)
+    return {0.0, true};
+  int32_t PS = Prod->Stage;
+  JobKind PK = Prod->Kind;
   double E = end(PK, PS, Mb);
   if (E >= 0)
     return {E + lat(PS, S), true};
@@ -114,17 +105,11 @@ double Greedy::startBound(JobKind K, int32_t S, int32_t Mb, int Depth) const {
   double Own = Free[P.rankOf(S)];
   if (Depth == 0)
     return Own;
-  int32_t PS;
-  JobKind PK;
-  if (K == JobKind::F) {
-    if (S == 0)
-      return Own;
-    PS = S - 1;
-    PK = JobKind::F;
-  } else {
-    PS = S == P.Stages - 1 ? S : S + 1;
-    PK = S == P.Stages - 1 ? JobKind::F : JobKind::I;
-  }
+  std::optional<Job> Prod = P.producerOf({K, Mb, S});
+  if (!Prod)
+    return Own;
+  int32_t PS = Prod->Stage;
+  JobKind PK = Prod->Kind;
   double E = end(PK, PS, Mb);
   if (E < 0)
     E = startBound(PK, PS, Mb, Depth - 1) + P.cost(PK, PS);
@@ -147,7 +132,7 @@ Decision Greedy::decide(int32_t R, bool KnownOnly) const {
     // wanted, or the rank could wait on itself.
     bool Entering = Reserve[S] + 1 == int32_t(StagesOf[R].size());
     if (NF[S] < M && (WantF || !Entering) &&
-        Mem[R] + 1 + Reserve[S] <= P.MemoryLimit) {
+        Mem[R] + memoryDelta(JobKind::F) + Reserve[S] <= P.MemoryLimit) {
       auto [A, Known] = arrival(JobKind::F, S, NF[S]);
       double St = std::max(T0, A);
       bool Better =
@@ -210,7 +195,7 @@ void Greedy::commit(int32_t R, const Decision &D) {
   switch (J.Kind) {
   case JobKind::F:
     ++NF[J.Stage];
-    ++Mem[R];
+    Mem[R] += memoryDelta(J.Kind);
     if (Reserve[J.Stage] + 1 == int32_t(StagesOf[R].size()))
       ++Outstanding[R];
     else if (Pa.ToLastF && Reserve[J.Stage] == 0)
@@ -223,7 +208,7 @@ void Greedy::commit(int32_t R, const Decision &D) {
     break;
   case JobKind::W:
     ++NW[J.Stage];
-    --Mem[R];
+    Mem[R] += memoryDelta(J.Kind);
     break;
   }
   Ord->Ranks[R].push_back(J);

@@ -1,6 +1,8 @@
 //===- Problem.cpp - synthesis problem, evaluator, IR conversion ----------===//
 #include "pps/synth/Problem.h"
 
+#include "pps/analysis/Memory.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -88,14 +90,35 @@ std::string Problem::validate() const {
   return {};
 }
 
+int64_t memoryDelta(JobKind K) {
+  // In a valid order (F, I, W of each (m, s) once, in dependency order):
+  // F finds (m, s) not live, I finds it live with a W to come, W finds it
+  // live after its I.
+  schema::MemoryEffect E = schema::memoryEffect(actionKind(K), /*HasW=*/true);
+  return analysis::wholeUnits(analysis::memoryDelta(
+      analysis::MemoryModel::chunks(), E, /*Live=*/K != JobKind::F,
+      /*InputDone=*/K == JobKind::W));
+}
+
+std::optional<Job> Problem::producerOf(const Job &J) const {
+  schema::Producer Pr = schema::producerOf(actionKind(J.Kind), J.Mb, J.Stage,
+                                           {Stages, Microbatches, 1});
+  switch (Pr.What) {
+  case schema::Needs::Nothing:
+    return std::nullopt;
+  case schema::Needs::F:
+    return Job{JobKind::F, Pr.Mb, Pr.Stage};
+  case schema::Needs::BorI:
+  case schema::Needs::I:
+    return Job{JobKind::I, Pr.Mb, Pr.Stage};
+  }
+  return std::nullopt;
+}
+
 /// The producer of a job (-1 if none) as a dense index.
 static int32_t producerOf(const Problem &P, const Job &J) {
-  if (J.Kind == JobKind::F)
-    return J.Stage > 0 ? P.index(JobKind::F, J.Stage - 1, J.Mb) : -1;
-  if (J.Kind == JobKind::I)
-    return J.Stage == P.Stages - 1 ? P.index(JobKind::F, J.Stage, J.Mb)
-                                   : P.index(JobKind::I, J.Stage + 1, J.Mb);
-  return P.index(JobKind::I, J.Stage, J.Mb);
+  std::optional<Job> Pr = P.producerOf(J);
+  return Pr ? P.index(Pr->Kind, Pr->Stage, Pr->Mb) : -1;
 }
 
 Evaluation evaluate(const Problem &P, const Order &O, bool KeepStarts) {
@@ -187,12 +210,8 @@ Evaluation evaluate(const Problem &P, const Order &O, bool KeepStarts) {
     E.MaxSpan = std::max(E.MaxSpan, Last - First);
     TotalBusy += Busy[R];
     int64_t Mem = 0, Peak = 0;
-    for (const Job &J : Jobs) {
-      if (J.Kind == JobKind::F)
-        Peak = std::max(Peak, ++Mem);
-      else if (J.Kind == JobKind::W)
-        --Mem;
-    }
+    for (const Job &J : Jobs)
+      Peak = std::max(Peak, Mem += memoryDelta(J.Kind));
     E.PeakMemory.push_back(Peak);
     E.MaxPeakMemory = std::max(E.MaxPeakMemory, Peak);
   }
@@ -318,21 +337,19 @@ bool repairOrder(const Problem &P, Order &O, unsigned MaxMoves) {
         std::vector<Job> &Jobs = O.Ranks[R];
         int64_t Mem = 0;
         for (size_t K = 0; K < Ptr[R]; ++K)
-          Mem += Jobs[K].Kind == JobKind::F   ? 1
-                 : Jobs[K].Kind == JobKind::W ? -1
-                                              : 0;
+          Mem += memoryDelta(Jobs[K].Kind);
         int64_t Peak = Mem;
         for (size_t K = Ptr[R]; K < Jobs.size(); ++K) {
           const Job &J = Jobs[K];
           bool IsF = J.Kind == JobKind::F;
           if (Ready(J) && (Pass == 1) == IsF &&
-              (!IsF || Peak + 1 <= P.MemoryLimit)) {
+              (!IsF || Peak + memoryDelta(J.Kind) <= P.MemoryLimit)) {
             std::rotate(Jobs.begin() + Ptr[R], Jobs.begin() + K,
                         Jobs.begin() + K + 1);
             Moved = true;
             break;
           }
-          Mem += IsF ? 1 : J.Kind == JobKind::W ? -1 : 0;
+          Mem += memoryDelta(J.Kind);
           Peak = std::max(Peak, Mem);
         }
       }

@@ -29,6 +29,7 @@
 
 #include <algorithm>
 #include <array>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -41,18 +42,34 @@ using Pattern = std::array<int, 6>; // slots of F f B b W w, -1 = none
 using Rows = std::vector<std::string>;
 const char *const Notation = "FfBbWw";
 
-int peakMemory(const Rows &S) {
-  int Max = 0;
-  for (const std::string &Row : S) {
-    int Mem = 0;
-    for (char C : Row) {
-      if (C == 'F' || C == 'f')
-        Max = std::max(Max, ++Mem);
-      else if (C == 'W' || C == 'w')
-        --Mem;
-    }
+/// The job kind a slot character stands for (F f: forward, B b: input
+/// gradient, W w: weight gradient), or none for an empty slot.
+std::optional<JobKind> slotKind(char C) {
+  switch (C) {
+  case 'F':
+  case 'f':
+    return JobKind::F;
+  case 'B':
+  case 'b':
+    return JobKind::I;
+  case 'W':
+  case 'w':
+    return JobKind::W;
+  default:
+    return std::nullopt;
   }
-  return Max;
+}
+
+/// The largest per-rank peak of the rows, by the evaluator's memory rule.
+int peakMemory(const Rows &S) {
+  int64_t Max = 0;
+  for (const std::string &Row : S) {
+    int64_t Mem = 0;
+    for (char C : Row)
+      if (std::optional<JobKind> K = slotKind(C))
+        Max = std::max(Max, Mem += memoryDelta(*K));
+  }
+  return int(Max);
 }
 
 Pattern fillW(Pattern Pt) {

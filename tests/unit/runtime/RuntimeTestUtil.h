@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "pps/analysis/Memory.h"
 #include "pps/backends/CppEmitter.h"
 #include "pps/frontend/Frontend.h"
 #include "pps/ir/Schedule.h"
@@ -53,8 +54,7 @@ inline std::unique_ptr<Tables> layOut(ir::Schedule S) {
     const ir::StageCost &C = Sc.Cost.stage(St);
     T->Costs.push_back({C.F, C.I, C.W, C.B});
   }
-  for (int64_t P : sim::peakMemory(Sc))
-    T->Peaks.push_back(P);
+  T->Peaks = analysis::analyzeMemory(Sc).wholePeaks();
   ppsrt::ScheduleDesc &D = T->Desc;
   D.name = "test";
   D.source = "test.pps";

@@ -110,20 +110,6 @@ TEST(Memory, GPipeHoldsAllMicrobatches1F1BHoldsPMinusR) {
   EXPECT_EQ(O.Ranks[0].PeakMemoryAt, 3); // after F0..F3
 }
 
-TEST(Memory, SplitBackwardReleasesAtW) {
-  ScheduleBuilder B(1, 1, 2);
-  B.rank(0).F(0).F(1).I(0).I(1).W(0).W(1);
-  auto Peaks = sim::peakMemory(B.schedule());
-  EXPECT_EQ(Peaks[0], 2);
-  // I without a W releases at I.
-  ScheduleBuilder C(1, 1, 3);
-  C.rank(0).F(0).I(0).F(1).I(1).F(2).W(1);
-  EXPECT_EQ(sim::peakMemory(C.schedule())[0], 2);
-  ScheduleBuilder D(1, 1, 3);
-  D.rank(0).F(0).I(0).F(1).F(2).W(0);
-  EXPECT_EQ(sim::peakMemory(D.schedule())[0], 3);
-}
-
 TEST(Cost, OverlapUsesDeclaredTimeOrSum) {
   ScheduleBuilder B(1, 1, 2);
   B.rank(0).F(0).overlap(Action::compute(ActionKind::F, 1, -1),

@@ -1,8 +1,10 @@
 //===- Memory.h - memory: activation memory per rank ----------------------===//
 //
 // Requires: nothing (works on any schedule; meaningful after verify-deps).
-// Walks each rank's program: +1 activation (one chunk) when F(m,s) runs,
-// -1 at its last backward: B(m,s), or W(m,s) when the backward is split.
+// Runs the activation memory analysis (pps/analysis/Memory.h: +1 chunk at
+// F(m,s), released at its last backward: B, or W, or I when no W(m,s)
+// exists; each (m,s) counted once), the figure the simulator, synthesis
+// and the executor's predicted peak use too.
 // Guarantees: AnalysisResults::PeakMemory holds the peak per rank; if the
 // schedule has a memory limit, a memory-limit error names, per rank, the
 // action where the limit is first exceeded.

@@ -99,8 +99,7 @@ struct RankStats {
   /// End of the rank's last action.
   double End = 0;
   /// Peak activation memory (units of one stage's activations of one
-  /// microbatch): +1 at F(m,s), released at its last backward (B, or W after
-  /// I; I when no W follows), counted in program order.
+  /// microbatch), from the memory analysis (pps/analysis/Memory.h).
   int64_t PeakMemory = 0;
   /// Index of the action at which PeakMemory is first reached (-1 if 0).
   int64_t PeakMemoryAt = -1;
@@ -181,9 +180,5 @@ struct SimResult {
 /// action each stuck rank waits on.
 SimResult simulate(const ir::Schedule &S, const SimOptions &Opts = {},
                    DiagnosticEngine *Diags = nullptr);
-
-/// Peak activation memory per rank in program order (the same figure as
-/// RankStats::PeakMemory, without simulating time).
-llvm::SmallVector<int64_t, 8> peakMemory(const ir::Schedule &S);
 
 } // namespace pps::sim

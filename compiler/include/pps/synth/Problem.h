@@ -5,9 +5,10 @@
 // zero-bubble papers). The evaluator times such an order with the dataflow
 // semantics of the simulator (a compute starts when its rank is free and
 // its producers have finished, plus the message latency when the producer
-// sits on another rank) and counts activation memory as the memory pass
-// does (+1 at F(m,s), -1 at W(m,s), in program order; one unit is one
-// stage's activations of one microbatch, i.e. one chunk with V placement).
+// sits on another rank) and counts activation memory by the memory
+// analysis' rule (+1 at F(m,s), -1 at W(m,s) in a synthesis order, in
+// program order; one unit is one stage's activations of one microbatch,
+// i.e. one chunk with V placement).
 //
 // The evaluator is allocation-light and linear in the number of jobs, so
 // the search loops can call it thousands of times.
@@ -21,6 +22,7 @@
 #include "llvm/ADT/SmallVector.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +30,19 @@ namespace pps::synth {
 
 /// The three computes synthesis places.
 enum class JobKind : uint8_t { F = 0, I = 1, W = 2 };
+
+/// The IR kind of a job.
+inline ir::ActionKind actionKind(JobKind K) {
+  return K == JobKind::F   ? ir::ActionKind::F
+         : K == JobKind::I ? ir::ActionKind::I
+                           : ir::ActionKind::W;
+}
+
+/// The change in live activations (chunk units) when a job runs: the
+/// memory analysis' rule (pps/analysis/Memory.h) for a valid order, where
+/// every (m, s) has its F, I and W once, in dependency order: F acquires,
+/// I frees nothing (its W follows), W frees the chunk.
+int64_t memoryDelta(JobKind K);
 
 /// One compute: kind, microbatch, stage.
 struct Job {
@@ -80,6 +95,9 @@ struct Problem {
   int32_t index(JobKind K, int32_t Stage, int32_t Mb) const {
     return (int32_t(K) * Stages + Stage) * Microbatches + Mb;
   }
+  /// The job J waits for (the schema's producer rule; the I of stage s+1
+  /// stands for its backward), or none for F on the first stage.
+  std::optional<Job> producerOf(const Job &J) const;
   /// Stages of a rank, ascending.
   llvm::SmallVector<int32_t, 4> stagesOf(int32_t Rank) const;
   /// Empty if the problem is well formed, else what is wrong (lowercase).
