@@ -264,6 +264,8 @@ static int runSim() {
     return ExitDiagnostics;
   }
 
+  // The deadlock pass ran: the simulator reuses its result.
+  SO.Deadlock = Results.Deadlock ? &*Results.Deadlock : nullptr;
   sim::SimResult R = sim::simulate(*Sched, SO, &S.Diags);
   std::optional<sim::CommVolumeReport> Vol;
   if (VO)

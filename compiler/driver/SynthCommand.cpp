@@ -253,6 +253,7 @@ static int runSynth() {
   sim::SimOptions SimOpts;
   SimOpts.KeepTimes = false;
   SimOpts.CriticalPath = false;
+  SimOpts.Deadlock = Results.Deadlock ? &*Results.Deadlock : nullptr;
   sim::SimResult Sim = sim::simulate(Sched, SimOpts, &S.Diags);
   if (Sim.Deadlocked) {
     S.Diags.report(DiagKind::InternalError, NoLoc,

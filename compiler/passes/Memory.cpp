@@ -25,13 +25,13 @@ std::string amount(double V) {
   return fmt::format("{:g}", V);
 }
 
-class MemoryPass : public Pass {
+class MemoryPass : public AnalysisPass {
 public:
   llvm::StringRef name() const override { return "memory"; }
   llvm::StringRef description() const override {
     return "activation memory per rank; check the memory limit";
   }
-  void run(Schedule &S, PassContext &Ctx) override {
+  void analyze(const Schedule &S, PassContext &Ctx) override {
     analysis::MemoryOptions Opts;
     if (S.MemoryLimit)
       Opts.Limit = double(*S.MemoryLimit);

@@ -10,13 +10,6 @@ namespace pps::passes::detail {
 
 using namespace ir;
 
-std::string describe(const Schedule &S, int32_t Rank, size_t Index) {
-  const Action &A = S.Ranks[Rank].Actions[Index];
-  if (A.Loc != NoLoc)
-    return fmt::format("`{}`", actionText(A));
-  return fmt::format("`{}` (rank {} action #{})", actionText(A), Rank, Index);
-}
-
 bool inRange(const Topology &T, const Action &A) {
   if (A.Kind == ActionKind::Idle)
     return true;
@@ -240,58 +233,6 @@ bool computeTimeline(const Schedule &S, const UnitIndex &U, Timeline &TL) {
           {int32_t(R), U.RankBase[R] + UnitCursor[R], WaitFor[R]});
   }
   return TL.Blocked.empty();
-}
-
-std::vector<int32_t>
-shortestCycle(llvm::ArrayRef<llvm::SmallVector<int32_t, 2>> Adj) {
-  size_t N = Adj.size();
-  for (size_t R = 0; R < N; ++R)
-    for (int32_t Q : Adj[R])
-      if (Q == int32_t(R))
-        return {int32_t(R)};
-  std::vector<int32_t> Best;
-  std::vector<int32_t> Dist(N, -1), Parent(N, -1), Queue;
-  Queue.reserve(N);
-  uint64_t Work = 0;
-  const uint64_t WorkLimit = 50'000'000;
-  for (size_t Src = 0; Src < N && Work < WorkLimit; ++Src) {
-    if (Adj[Src].empty())
-      continue;
-    std::fill(Dist.begin(), Dist.end(), -1);
-    Queue.clear();
-    Dist[Src] = 0;
-    Queue.push_back(int32_t(Src));
-    int32_t Closing = -1;
-    for (size_t Head = 0; Head < Queue.size() && Closing < 0; ++Head) {
-      int32_t V = Queue[Head];
-      if (!Best.empty() && Dist[V] + 1 >= int32_t(Best.size()))
-        break; // cannot beat the best cycle any more
-      for (int32_t Q : Adj[V]) {
-        ++Work;
-        if (Q == int32_t(Src)) {
-          Closing = V;
-          break;
-        }
-        if (Dist[Q] < 0) {
-          Dist[Q] = Dist[V] + 1;
-          Parent[Q] = V;
-          Queue.push_back(Q);
-        }
-      }
-    }
-    if (Closing < 0)
-      continue;
-    std::vector<int32_t> Cycle;
-    for (int32_t V = Closing; V != int32_t(Src); V = Parent[V])
-      Cycle.push_back(V);
-    Cycle.push_back(int32_t(Src));
-    std::reverse(Cycle.begin(), Cycle.end());
-    if (Best.empty() || Cycle.size() < Best.size())
-      Best = std::move(Cycle);
-    if (Best.size() <= 2)
-      break;
-  }
-  return Best;
 }
 
 } // namespace pps::passes::detail

@@ -13,6 +13,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "pps/analysis/Deadlock.h"
+#include "pps/analysis/Describe.h"
 #include "pps/ir/Schedule.h"
 #include "pps/support/Diagnostics.h"
 
@@ -27,15 +29,10 @@ namespace pps::passes::detail {
 
 constexpr uint32_t None = ~uint32_t(0);
 
-/// Where to point a diagnostic about an action: its own location, or the
-/// pipeline declaration for actions built without text.
-inline LocId locOf(const ir::Schedule &S, const ir::Action &A) {
-  return A.Loc != NoLoc ? A.Loc : S.DeclLoc;
-}
-
-/// "`send F0@1 -> 0`", followed by " (rank 1 action #3)" when the action has
-/// no source location of its own (builder API), so it can still be found.
-std::string describe(const ir::Schedule &S, int32_t Rank, size_t Index);
+/// Where to point a diagnostic about an action, and how to name it: the
+/// analysis layer's (pps/analysis/Describe.h).
+using analysis::describe;
+using analysis::locOf;
 
 /// The compute a comm serves lives on stage A.Stage; the partner stage (the
 /// other end of the message; the schema's rule) and the matching comm kind.
@@ -126,12 +123,8 @@ double unitCost(const ir::Schedule &S, const std::vector<ir::Action> &Acts,
 /// the compute order across ranks); Timeline::Blocked says where.
 bool computeTimeline(const ir::Schedule &S, const UnitIndex &U, Timeline &T);
 
-/// Shortest cycle in a directed graph over ranks given as adjacency lists
-/// (Adj[r] = ranks r waits for). Returns the ranks on the cycle, in order
-/// (r0 waits for r1 waits for ... waits for r0); empty if there is none.
-/// Breadth-first search from every node, stopping early at a self-loop or a
-/// 2-cycle and bounded in total work for pathological graphs.
-std::vector<int32_t>
-shortestCycle(llvm::ArrayRef<llvm::SmallVector<int32_t, 2>> Adj);
+/// The shortest cycle of waiting ranks (the analysis layer's, shared with
+/// the deadlock check).
+using analysis::shortestCycle;
 
 } // namespace pps::passes::detail

@@ -374,14 +374,14 @@ bool Verifier::run() {
   return D.numErrors() == Before;
 }
 
-class VerifyDepsPass : public Pass {
+class VerifyDepsPass : public AnalysisPass {
 public:
   llvm::StringRef name() const override { return "verify-deps"; }
   llvm::StringRef description() const override {
     return "check every compute is present once, in dependency order, with its "
            "comms";
   }
-  void run(Schedule &S, PassContext &Ctx) override {
+  void analyze(const Schedule &S, PassContext &Ctx) override {
     Ctx.Results.DepsVerified = verifyDeps(S, Ctx.Diags);
   }
 };

@@ -1,6 +1,7 @@
 //===- SimulatorTest.cpp - the cost-model simulator -----------------------===//
 #include "SimTestUtil.h"
 
+#include "pps/analysis/Deadlock.h"
 #include "pps/sim/Simulator.h"
 
 #include <gtest/gtest.h>
@@ -273,6 +274,47 @@ TEST(Deadlock, CrossedRecvsDeadlockUnderRendezvousNotBatched) {
   SimResult Bt = sim::simulate(S, comms(CommModel::Batched));
   EXPECT_FALSE(Bt.Deadlocked);
   EXPECT_DOUBLE_EQ(Bt.Makespan, 1 + 1 + 2 + 2);
+}
+
+TEST(Deadlock, TheDeadlockPassesResultIsReusedNotRecomputed) {
+  ScheduleBuilder B(2, 2, 1);
+  B.rank(0)
+      .F(0)
+      .comm(ActionKind::RecvB, 0, 0, 1)
+      .comm(ActionKind::SendF, 0, 0, 1)
+      .B(0);
+  B.rank(1)
+      .comm(ActionKind::RecvF, 0, 1, 0)
+      .F(0)
+      .B(0)
+      .comm(ActionKind::SendB, 0, 1, 0);
+  Schedule S = B.build();
+  SourceManager SM;
+  // Without an earlier result the simulator explains the hang itself, once.
+  DiagnosticEngine D(SM);
+  EXPECT_TRUE(sim::simulate(S, comms(CommModel::Rendezvous), &D).Deadlocked);
+  unsigned Cycles = 0;
+  for (const Diagnostic &X : D.diagnostics())
+    Cycles += X.Kind == DiagKind::Deadlock;
+  EXPECT_EQ(Cycles, 1u);
+  // With the deadlock pass's result it says nothing more: the pass did.
+  analysis::Matching M = analysis::matchComms(S);
+  analysis::DeadlockResult DR =
+      analysis::checkDeadlock(S, M, CommModel::Rendezvous);
+  EXPECT_FALSE(DR.Free);
+  DiagnosticEngine D2(SM);
+  SimOptions O = comms(CommModel::Rendezvous);
+  O.Deadlock = &DR;
+  EXPECT_TRUE(sim::simulate(S, O, &D2).Deadlocked);
+  EXPECT_TRUE(D2.diagnostics().empty());
+  // A result for another model is not taken for this one.
+  analysis::DeadlockResult Other =
+      analysis::checkDeadlock(S, M, CommModel::Batched);
+  EXPECT_TRUE(Other.Free);
+  O.Deadlock = &Other;
+  DiagnosticEngine D3(SM);
+  EXPECT_TRUE(sim::simulate(S, O, &D3).Deadlocked);
+  EXPECT_TRUE(D3.has(DiagKind::Deadlock));
 }
 
 TEST(Deadlock, DataflowCycleAndUnmatchedRecv) {

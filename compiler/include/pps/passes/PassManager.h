@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "pps/analysis/Deadlock.h"
 #include "pps/ir/Schedule.h"
 #include "pps/support/Diagnostics.h"
 
@@ -17,6 +18,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +30,9 @@ struct AnalysisResults {
   std::vector<int64_t> PeakMemory;
   /// True once the deadlock pass has proved the schedule deadlock-free.
   bool DeadlockFree = false;
+  /// The deadlock pass's result (the model it checked under, where ranks
+  /// block), empty if it did not run. Later stages reuse it.
+  std::optional<analysis::DeadlockResult> Deadlock;
   /// True once verify-deps ran without errors.
   bool DepsVerified = false;
   /// Send/recv actions insert-comms added (0 if the user wrote them).
@@ -53,6 +58,14 @@ public:
   /// deadlock pass): it still runs after an earlier pass reported an error,
   /// so a lint shows every independent finding at once.
   virtual bool runsAfterErrors() const { return false; }
+};
+
+/// A pass that only reads the schedule (verification and analysis): it
+/// implements analyze(), which takes the schedule const.
+class AnalysisPass : public Pass {
+public:
+  virtual void analyze(const ir::Schedule &S, PassContext &Ctx) = 0;
+  void run(ir::Schedule &S, PassContext &Ctx) final { analyze(S, Ctx); }
 };
 
 struct PassManagerOptions {

@@ -1,50 +1,34 @@
-//===- Simulator.h - the event-driven cost-model simulator ----------------===//
+//===- Simulator.h - the cost-model simulator and its figures -------------===//
 //
-// Simulates a lowered schedule (comms present) under its cost model and comm
-// model and returns the start and end time of every action plus the figures
-// people choose schedules by: makespan, bubble, busy/idle time per rank,
-// peak activation memory, messages and bytes per rank pair, critical path.
+// Simulates a schedule under its cost model and comm model and returns the
+// start and end time of every action plus the figures people choose
+// schedules by: makespan, bubble, busy/idle time per rank, peak activation
+// memory, messages and bytes per rank pair, critical path.
+//
+// The times are the analysis layer's timing engine (pps/analysis/Timing.h,
+// which states the semantics); memory is the memory analysis
+// (pps/analysis/Memory.h); matching and deadlocks are explained by
+// pps/analysis/Matching.h and Deadlock.h. This file adds the options people
+// pass on the command line and the figures.
 //
 // Requires: a schedule whose actions name valid ranks, stages and
-//   microbatches (the front end and the verify passes guarantee this; the
-//   simulator does not crash on anything else, but times are then
-//   meaningless). Cross-rank data dependencies are carried by send/recv
-//   actions; a schedule with no comms at all is simulated in *dataflow*
-//   mode (see SimOptions::Dataflow), which is what synthesis and quick
-//   what-if runs over pure compute orders want.
-// Guarantees: work linear in the number of actions (each wake-up of a rank
-//   also looks at each of its comm tracks: one per peer it talks to); never
-//   loops forever. If no rank can progress the result has Deadlocked = true,
-//   the times of the actions that never ran are NaN, and (with a
-//   DiagnosticEngine) the deadlock pass explains the cycle, or, when it sees
-//   none (dataflow mode), a `deadlock` diagnostic says where each rank stuck.
-//
-// Semantics (docs/simulation.md has the long form):
-//  * Compute F/I/W/B(m, s) costs CostModel::computeCost(kind, s); an
-//    overlap(a, b) pair starts when both may start and costs Cost.Overlap,
-//    or the sum of the two when unset. Idle and control actions take no time.
-//  * A message costs CostModel::messageTime(kind): latency + bytes/bandwidth.
-//  * Async comm (default): the compute track runs the rank's computes in
-//    program order; a compute waits only for the receive that serves it
-//    (RECV_F(m,s) serves F(m,s), RECV_B(m,s) serves B/I(m,s)). The comms
-//    between a rank and one peer form a track in program order (one track
-//    per peer; under batched one track for all); a track orders the *start*
-//    of its transfers, messages under way overlap. A send is ready when the
-//    compute it serves has finished (or, if that compute is not on the rank
-//    before it, when every compute before it has); a receive is posted as
-//    soon as its track reaches it.
-//  * Blocking comm: one track per rank; a send/recv holds the rank from
-//    when the rank reaches it until its transfer completes.
-//  * Rendezvous: a send and its receive start and finish together. Eager: a
-//    send never waits for its receive; the receive ends at
-//    max(posted, send end). Batched: each maximal run of consecutive comms on
-//    a rank is posted together and completes (all its actions end) when
-//    every operation in it has matched.
-//  * Matching is FIFO per (source rank, destination rank) channel.
+//   microbatches (see Timing.h). A schedule with no comms at all is
+//   simulated in *dataflow* mode (see SimOptions::Dataflow), which is what
+//   synthesis and quick what-if runs over pure compute orders want.
+// Guarantees: work linear in the number of actions; never loops forever.
+//   With a DiagnosticEngine and comms, the FIFO matching's findings are
+//   reported (unless the deadlock pass's result is passed in: it reported
+//   them); if no rank can progress the result has Deadlocked = true, the
+//   times of the actions that never ran are NaN, and the deadlock is
+//   explained as a cycle (the deadlock analysis, reused from the deadlock
+//   pass when given) or, when the check sees none (dataflow mode, or a
+//   stall of blocking timing), by where each rank is stuck.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "pps/analysis/Deadlock.h"
+#include "pps/analysis/Timing.h"
 #include "pps/ir/Schedule.h"
 #include "pps/support/Diagnostics.h"
 
@@ -74,6 +58,11 @@ struct SimOptions {
   std::optional<ir::CommModel> CommModel;
   /// Overrides Cost.AsyncComm: true = blocking (comm occupies the rank).
   std::optional<bool> BlockingComm;
+  /// Time comms as ppsrt::Executor runs them (overrides BlockingComm; see
+  /// analysis::CommTiming::Executor): the executor's predicted makespan.
+  bool ExecutorTiming = false;
+  /// With ExecutorTiming: receives wait at the RECV (--recv=blocking).
+  bool ExecutorBlockingRecv = false;
   /// Overrides the per-message latency (time units).
   std::optional<double> Latency;
   DataflowMode Dataflow = DataflowMode::Auto;
@@ -82,6 +71,11 @@ struct SimOptions {
   /// Keep per-action start/end times in the result (the trace backends need
   /// them; synthesis that only wants the makespan can switch them off).
   bool KeepTimes = true;
+  /// The deadlock pass's result for this schedule
+  /// (passes::AnalysisResults::Deadlock), if it ran: a run that gets stuck
+  /// is then not checked again, and the matching it reported is not
+  /// reported again.
+  const analysis::DeadlockResult *Deadlock = nullptr;
 };
 
 /// Figures for one rank.
@@ -116,23 +110,9 @@ struct ChannelStats {
   double Bytes = 0;
 };
 
-/// One action: rank and index into that rank's action vector.
-struct ActionRef {
-  int32_t Rank = -1;
-  uint32_t Index = 0;
-};
-
-/// Per-action times, parallel to the rank's action vector. For a receive,
-/// Start is when it was posted and End when its data arrived, so
-/// [Start, TransferStart) is time spent waiting; for a send, Start is when
-/// it was issued. An action that never ran (deadlock) has NaN times.
-struct RankTimeline {
-  std::vector<double> Start;
-  std::vector<double> End;
-  /// Comm actions: when the transfer began (after any wait). For other
-  /// actions equal to Start.
-  std::vector<double> TransferStart;
-};
+/// One action, and per-action times: the timing engine's.
+using analysis::ActionRef;
+using analysis::RankTimeline;
 
 struct SimResult {
   bool Deadlocked = false;

@@ -1,0 +1,319 @@
+//===- Deadlock.cpp - the happens-before check of a matched schedule ------===//
+//
+// The happens-before graph is walked in topological order (Kahn's algorithm
+// with the edges left implicit): node = an action, or a comm group (one
+// comm, or under batched a maximal run of consecutive comms); edges =
+// program order, and for each matched pair (x in G, y in H) post(H) ->
+// done(G) and post(G) -> done(H) (rendezvous: the pair is one event;
+// batched: a group completes when all its operations are matched), or only
+// post(send) -> done(recv) under eager. Each rank keeps a cursor; a posted
+// group counts its unmatched partners and is woken when the count reaches
+// zero, so every action and every edge is visited once. If some rank cannot
+// finish, the wait-for graph over the blocked ranks gives the shortest
+// cycle (a deadlock) and every rank's blocked action.
+//
+//===----------------------------------------------------------------------===//
+#include "pps/analysis/Deadlock.h"
+
+#include "pps/analysis/Describe.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace pps::analysis {
+
+using ir::Action;
+using ir::CommModel;
+
+namespace {
+
+/// True if operation I of Rank's posted group [Start, End) is matched:
+/// its partner is posted (or, eager, it is a send).
+bool satisfied(const ir::Schedule &S, const Matching &M,
+               const DeadlockResult &R, int32_t Rank, size_t Start, size_t End,
+               size_t I) {
+  const Action &A = S.Ranks[Rank].Actions[I];
+  if (R.Model == CommModel::Eager && ir::isSend(A.Kind))
+    return true;
+  uint32_t Y = M.Partner[M.Ids.gid(Rank, I)];
+  if (Y == NoAction)
+    return false;
+  int32_t Q = A.Peer;
+  size_t YL = M.Ids.indexOf(Y);
+  if (Q == Rank && YL >= Start && YL < End)
+    return true; // both ends in the group being posted
+  const DeadlockResult::RankState &QS = R.Ranks[Q];
+  return QS.Cursor > YL || (QS.Posted && YL < QS.GroupEnd);
+}
+
+/// Walks the graph, leaving each rank's state in R; true if all finish.
+bool walk(const ir::Schedule &S, const Matching &M, DeadlockResult &R) {
+  int32_t NumRanks = int32_t(S.Ranks.size());
+  R.Ranks.assign(NumRanks, DeadlockResult::RankState());
+  std::vector<int32_t> Work;
+  Work.reserve(NumRanks);
+  for (int32_t Rk = NumRanks; Rk-- > 0;)
+    Work.push_back(Rk);
+  bool Batched = R.Model == CommModel::Batched;
+  bool Eager = R.Model == CommModel::Eager;
+
+  while (!Work.empty()) {
+    int32_t Rk = Work.back();
+    Work.pop_back();
+    const Action *Acts = S.Ranks[Rk].Actions.data();
+    uint32_t N = uint32_t(S.Ranks[Rk].Actions.size());
+    DeadlockResult::RankState &RS = R.Ranks[Rk];
+    uint32_t C = RS.Cursor;
+    for (;;) {
+      if (RS.Posted) {
+        if (RS.Remaining > 0)
+          break;
+        C = RS.GroupEnd;
+        RS.Posted = 0;
+      }
+      while (C < N && !ir::isComm(Acts[C].Kind))
+        ++C;
+      if (C == N)
+        break;
+      uint32_t Start = C, End = C + 1;
+      if (Batched)
+        while (End < N && ir::isComm(Acts[End].Kind))
+          ++End;
+      RS.Cursor = C;
+      RS.GroupEnd = End;
+      RS.Posted = 1;
+      uint32_t Rem = 0;
+      for (uint32_t I = Start; I < End; ++I)
+        Rem += !satisfied(S, M, R, Rk, Start, End, I);
+      RS.Remaining = Rem;
+      // Wake partners whose posted groups were waiting for this post.
+      for (uint32_t I = Start; I < End; ++I) {
+        uint32_t Y = M.Partner[M.Ids.gid(Rk, I)];
+        if (Y == NoAction || (Eager && !ir::isSend(Acts[I].Kind)))
+          continue;
+        int32_t Q = Acts[I].Peer;
+        uint32_t YL = uint32_t(M.Ids.indexOf(Y));
+        if (Q == Rk && YL >= Start && YL < End)
+          continue;
+        DeadlockResult::RankState &QS = R.Ranks[Q];
+        if (QS.Posted && YL >= QS.Cursor && YL < QS.GroupEnd &&
+            QS.Remaining > 0)
+          if (--QS.Remaining == 0 && Q != Rk)
+            Work.push_back(Q);
+      }
+    }
+    RS.Cursor = C;
+  }
+  for (int32_t Rk = 0; Rk < NumRanks; ++Rk)
+    if (R.Ranks[Rk].Cursor < S.Ranks[Rk].Actions.size())
+      return false;
+  return true;
+}
+
+/// Explains where the ranks of a result that is not free block.
+class Report {
+public:
+  Report(const ir::Schedule &S, const Matching &M, const DeadlockResult &R)
+      : S(S), M(M), R(R), NumRanks(int32_t(S.Ranks.size())) {}
+  void run(DiagnosticEngine &D) const;
+
+private:
+  uint32_t gid(int32_t Rank, size_t I) const { return M.Ids.gid(Rank, I); }
+  bool satisfied(int32_t Rank, size_t Start, size_t End, size_t I) const {
+    return analysis::satisfied(S, M, R, Rank, Start, End, I);
+  }
+  std::string blockedSentence(int32_t Rank, size_t I) const;
+
+  const ir::Schedule &S;
+  const Matching &M;
+  const DeadlockResult &R;
+  int32_t NumRanks;
+};
+
+std::string Report::blockedSentence(int32_t Rank, size_t I) const {
+  const Action &A = S.Ranks[Rank].Actions[I];
+  const DeadlockResult::RankState &RS = R.Ranks[Rank];
+  std::string Batch;
+  if (R.Model == CommModel::Batched && RS.GroupEnd - RS.Cursor > 1)
+    Batch = fmt::format(" (in a batch of {})", RS.GroupEnd - RS.Cursor);
+  uint32_t Y = M.Partner[gid(Rank, I)];
+  if (Y == NoAction)
+    return fmt::format("rank {} blocks at {}{}, which no {} ever matches", Rank,
+                       describe(S, Rank, I), Batch,
+                       ir::isSend(A.Kind) ? "receive" : "send");
+  int32_t Q = A.Peer;
+  return fmt::format("rank {} blocks at {}{} waiting for rank {} to post {}",
+                     Rank, describe(S, Rank, I), Batch, Q,
+                     describe(S, Q, M.Ids.indexOf(Y)));
+}
+
+void Report::run(DiagnosticEngine &D) const {
+  // Each blocked rank's unsatisfied operations and the ranks they wait for.
+  std::vector<llvm::SmallVector<int32_t, 2>> Adj(NumRanks);
+  std::vector<size_t> FirstBlocked(NumRanks, SIZE_MAX);
+  std::vector<int32_t> Stuck;
+  for (int32_t Rk = 0; Rk < NumRanks; ++Rk) {
+    const DeadlockResult::RankState &RS = R.Ranks[Rk];
+    if (RS.Cursor >= S.Ranks[Rk].Actions.size())
+      continue;
+    Stuck.push_back(Rk);
+    for (size_t I = RS.Cursor; I < RS.GroupEnd; ++I) {
+      if (satisfied(Rk, RS.Cursor, RS.GroupEnd, I))
+        continue;
+      if (FirstBlocked[Rk] == SIZE_MAX)
+        FirstBlocked[Rk] = I;
+      if (M.Partner[gid(Rk, I)] == NoAction)
+        continue;
+      int32_t Q = S.Ranks[Rk].Actions[I].Peer;
+      if (std::find(Adj[Rk].begin(), Adj[Rk].end(), Q) == Adj[Rk].end())
+        Adj[Rk].push_back(Q);
+    }
+    if (FirstBlocked[Rk] == SIZE_MAX)
+      FirstBlocked[Rk] = RS.Cursor; // defensive: name the group's first op
+  }
+  if (Stuck.empty())
+    return;
+  std::vector<int32_t> Cycle = shortestCycle(Adj);
+  // The operation of Rk's group that waits for rank Q.
+  auto WaitOp = [&](int32_t Rk, int32_t Q) {
+    const DeadlockResult::RankState &RS = R.Ranks[Rk];
+    for (size_t I = RS.Cursor; I < RS.GroupEnd; ++I)
+      if (!satisfied(Rk, RS.Cursor, RS.GroupEnd, I) &&
+          M.Partner[gid(Rk, I)] != NoAction && S.Ranks[Rk].Actions[I].Peer == Q)
+        return I;
+    return FirstBlocked[Rk];
+  };
+  auto Loc = [&](int32_t Rk, size_t I) {
+    return locOf(S, S.Ranks[Rk].Actions[I]);
+  };
+  llvm::StringRef ModelName = ir::commModelName(R.Model);
+
+  Diagnostic *Dg = nullptr;
+  std::vector<uint8_t> OnCycle(NumRanks, 0);
+  if (!Cycle.empty()) {
+    std::string Ranks;
+    for (size_t K = 0; K < Cycle.size(); ++K) {
+      OnCycle[Cycle[K]] = 1;
+      Ranks += (K ? (K + 1 == Cycle.size() ? " and " : ", ") : "") +
+               std::to_string(Cycle[K]);
+    }
+    int32_t R0 = Cycle.front();
+    int32_t R1 = Cycle.size() > 1 ? Cycle[1] : R0;
+    std::string What =
+        Cycle.size() == 1   ? fmt::format("rank {} waits on itself", R0)
+        : Cycle.size() == 2 ? fmt::format("ranks {} wait on each other", Ranks)
+                            : fmt::format("ranks {} wait in a cycle", Ranks);
+    Dg = &D.report(
+        DiagKind::Deadlock, Loc(R0, WaitOp(R0, R1)),
+        fmt::format("deadlock under the {} model: {}", ModelName.str(), What));
+    for (size_t K = 0; K < Cycle.size(); ++K) {
+      int32_t Rk = Cycle[K], Q = Cycle[(K + 1) % Cycle.size()];
+      size_t I = WaitOp(Rk, Q);
+      Dg->note(Loc(Rk, I), blockedSentence(Rk, I));
+      size_t YL = M.Ids.indexOf(M.Partner[gid(Rk, I)]);
+      int32_t QNext = Cycle[(K + 2) % Cycle.size()];
+      size_t QI = WaitOp(Q, QNext);
+      Dg->note(Loc(Q, YL), fmt::format("rank {} posts {} only after {}", Q,
+                                       describe(S, Q, YL), describe(S, Q, QI)));
+    }
+  } else {
+    // No cycle: every chain of waits ends at an operation nothing matches.
+    Dg = &D.report(DiagKind::UnmatchedRecv,
+                   Loc(Stuck.front(), FirstBlocked[Stuck.front()]),
+                   fmt::format("the schedule cannot finish under the {} model: "
+                               "{} rank{} forever",
+                               ModelName.str(), Stuck.size(),
+                               Stuck.size() > 1 ? "s block" : " blocks"));
+    for (int32_t Rk : Stuck)
+      if (M.Partner[gid(Rk, FirstBlocked[Rk])] == NoAction &&
+          ir::isSend(S.Ranks[Rk].Actions[FirstBlocked[Rk]].Kind)) {
+        Dg->Kind = DiagKind::UnmatchedSend;
+        break;
+      }
+  }
+  unsigned Extra = 0, Shown = 0;
+  for (int32_t Rk : Stuck) {
+    if (OnCycle[Rk])
+      continue;
+    if (Shown == 8) {
+      ++Extra;
+      continue;
+    }
+    ++Shown;
+    Dg->note(Loc(Rk, FirstBlocked[Rk]), blockedSentence(Rk, FirstBlocked[Rk]));
+  }
+  if (Extra)
+    Dg->note(S.DeclLoc, fmt::format("{} more ranks are blocked", Extra));
+}
+
+} // namespace
+
+DeadlockResult checkDeadlock(const ir::Schedule &S, const Matching &M,
+                             CommModel Model) {
+  DeadlockResult R;
+  R.Model = Model;
+  R.Free = walk(S, M, R);
+  return R;
+}
+
+void reportDeadlock(const ir::Schedule &S, const Matching &M,
+                    const DeadlockResult &R, DiagnosticEngine &D) {
+  if (R.Free)
+    return;
+  Report(S, M, R).run(D);
+}
+
+std::vector<int32_t>
+shortestCycle(llvm::ArrayRef<llvm::SmallVector<int32_t, 2>> Adj) {
+  size_t N = Adj.size();
+  for (size_t R = 0; R < N; ++R)
+    for (int32_t Q : Adj[R])
+      if (Q == int32_t(R))
+        return {int32_t(R)};
+  std::vector<int32_t> Best;
+  std::vector<int32_t> Dist(N, -1), Parent(N, -1), Queue;
+  Queue.reserve(N);
+  uint64_t Work = 0;
+  const uint64_t WorkLimit = 50'000'000;
+  for (size_t Src = 0; Src < N && Work < WorkLimit; ++Src) {
+    if (Adj[Src].empty())
+      continue;
+    std::fill(Dist.begin(), Dist.end(), -1);
+    Queue.clear();
+    Dist[Src] = 0;
+    Queue.push_back(int32_t(Src));
+    int32_t Closing = -1;
+    for (size_t Head = 0; Head < Queue.size() && Closing < 0; ++Head) {
+      int32_t V = Queue[Head];
+      if (!Best.empty() && Dist[V] + 1 >= int32_t(Best.size()))
+        break; // cannot beat the best cycle any more
+      for (int32_t Q : Adj[V]) {
+        ++Work;
+        if (Q == int32_t(Src)) {
+          Closing = V;
+          break;
+        }
+        if (Dist[Q] < 0) {
+          Dist[Q] = Dist[V] + 1;
+          Parent[Q] = V;
+          Queue.push_back(Q);
+        }
+      }
+    }
+    if (Closing < 0)
+      continue;
+    std::vector<int32_t> Cycle;
+    for (int32_t V = Closing; V != int32_t(Src); V = Parent[V])
+      Cycle.push_back(V);
+    Cycle.push_back(int32_t(Src));
+    std::reverse(Cycle.begin(), Cycle.end());
+    if (Best.empty() || Cycle.size() < Best.size())
+      Best = std::move(Cycle);
+    if (Best.size() <= 2)
+      break;
+  }
+  return Best;
+}
+
+} // namespace pps::analysis

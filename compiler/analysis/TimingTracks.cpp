@@ -1,0 +1,479 @@
+//===- TimingTracks.cpp - the timing engine's cursors and comm matching ---===//
+//
+// The compute cursor, the comm tracks (async), the single cursor of
+// blocking and executor timing, and what happens when a comm is posted,
+// matched and finished. See TimingEngine.h.
+//
+//===----------------------------------------------------------------------===//
+#include "TimingEngine.h"
+
+#include <algorithm>
+
+namespace pps::analysis::timing {
+
+void Engine::advance(int32_t R) {
+  if (Blocking || Dataflow) {
+    advanceBlocking(R);
+  } else {
+    // Alternate the tracks until none moves.
+    while (advanceCompute(R) | advanceStreams(R)) {
+    }
+  }
+}
+
+bool Engine::runCompute(int32_t R) {
+  RankState &St = Ranks[R];
+  llvm::ArrayRef<Action> Acts = St.Acts;
+  uint32_t I = St.CIdx;
+  uint32_t N = 1;
+  if (Acts[I].overlapsNext() && I + 1 < Acts.size() &&
+      ir::isCompute(Acts[I + 1].Kind))
+    N = 2;
+  double Begin = St.ComputeFree;
+  uint64_t Bind = St.LastCompute;
+  auto Need = [&](const Event &Ev, double Delay) {
+    double E = Ev.At + Delay;
+    if (E > Begin) {
+      Begin = E;
+      Bind = Ev.ref();
+    }
+  };
+  for (uint32_t J = I; J < I + N; ++J) {
+    const Action &A = Acts[J];
+    if (!validKey(A))
+      continue;
+    size_t K = key(A.Microbatch, A.Stage);
+    if (!Dataflow) {
+      if (A.Kind == ActionKind::W)
+        continue;
+      const Event &Rv = A.Kind == ActionKind::F ? RecvF[K] : RecvB[K];
+      if (Rv.Rank != R || !known(Rv.At))
+        continue; // no receive serves it here
+      // Set once its batch has finished (under batched, the whole batch
+      // completes together).
+      if (Rv.At == Pending)
+        return false;
+      Need(Rv, 0);
+      continue;
+    }
+    // Dataflow: wait for the producer (the schema's rule), plus a message
+    // if it ran on another rank.
+    schema::Producer Pr =
+        schema::producerOf(A.Kind, A.Microbatch, A.Stage, Route);
+    bool Ok = true;
+    if (Pr.What != schema::Needs::Nothing && validStage(Pr.Stage)) {
+      size_t PK = key(Pr.Mb, Pr.Stage);
+      bool IsF = Pr.What == schema::Needs::F;
+      // A producer not in the schedule: nothing to wait for.
+      if (IsF ? HasF[PK] : HasBI[PK]) {
+        const Event &Ev = IsF ? ProdF[PK] : ProdBI[PK];
+        if (!known(Ev.At))
+          Ok = false;
+        else
+          Need(Ev, Ev.Rank == R
+                       ? 0
+                       : msgTime(IsF ? ActionKind::SendF : ActionKind::SendB));
+      }
+    }
+    if (!Ok)
+      return false;
+  }
+  double Dur;
+  if (N == 2 && Cost.Overlap) {
+    Dur = *Cost.Overlap;
+  } else {
+    Dur = 0;
+    for (uint32_t J = I; J < I + N; ++J)
+      Dur += Cost.computeCost(Acts[J].Kind, Acts[J].Stage);
+  }
+  double End = Begin + Dur;
+  RankTimeline &T = Res.Times[R];
+  for (uint32_t J = I; J < I + N; ++J) {
+    T.Start[J] = Begin;
+    T.TransferStart[J] = Begin;
+    T.End[J] = End;
+    setPred(pack(R, J), J == I ? Bind : pack(R, I));
+    const Action &A = Acts[J];
+    if (!validKey(A))
+      continue;
+    size_t K = key(A.Microbatch, A.Stage);
+    if (A.Kind == ActionKind::F)
+      ProdF[K] = Event{End, R, J};
+    else if (schema::isInputBackward(A.Kind))
+      ProdBI[K] = Event{End, R, J};
+    // Dataflow: the consumer of the output may be waiting on another rank.
+    if (Dataflow)
+      wake(rankOfStage(
+          schema::consumerStage(A.Kind, A.Microbatch, A.Stage, Route)));
+  }
+  RankTiming &RS = Res.Ranks[R];
+  RS.ComputeBusy += Dur;
+  RS.Computes += N;
+  if (End > RS.End)
+    RS.End = End;
+  if (End > Res.Makespan)
+    Res.Makespan = End;
+  St.ComputeFree = End;
+  St.LastCompute = pack(R, I + N - 1);
+  St.CIdx = I + N;
+  return true;
+}
+
+bool Engine::advanceCompute(int32_t R) {
+  RankState &St = Ranks[R];
+  llvm::ArrayRef<Action> Acts = St.Acts;
+  RankTimeline &T = Res.Times[R];
+  bool Moved = false;
+  while (St.CIdx < Acts.size()) {
+    uint32_t I = St.CIdx;
+    const Action &A = Acts[I];
+    if (ir::isComm(A.Kind)) {
+      // Remember when the computes before it finished: a send's data is
+      // ready then at the latest, and a batch is posted then.
+      // (A comm posted already has its start: the time it was posted.)
+      if (!known(T.Start[I])) {
+        T.Start[I] = St.ComputeFree;
+        setPred(pack(R, I), St.LastCompute);
+      }
+      recvPosted(R, I);
+      ++St.CIdx;
+      Moved = true;
+      continue;
+    }
+    if (!ir::isCompute(A.Kind)) {
+      // Idle and control actions take no time on the compute track.
+      T.Start[I] = T.End[I] = T.TransferStart[I] = St.ComputeFree;
+      setPred(pack(R, I), St.LastCompute);
+      ++St.CIdx;
+      Moved = true;
+      continue;
+    }
+    if (!runCompute(R))
+      return Moved;
+    Moved = true;
+  }
+  return Moved;
+}
+
+bool Engine::advanceStreams(int32_t R) {
+  RankState &St = Ranks[R];
+  RankTimeline &T = Res.Times[R];
+  bool Moved = false;
+  for (Stream &Sm : St.Streams) {
+    while (true) {
+      if (Sm.Posted) {
+        if (!finishBatch(R, Sm))
+          break;
+        Moved = true;
+        continue;
+      }
+      if (Sm.Pos >= Sm.Ops.size())
+        break;
+      uint32_t I = Sm.Ops[Sm.Pos];
+      const Action &A = St.Acts[I];
+      double Ready = Sm.Free;
+      uint64_t ReadyRef = Sm.FreeRef;
+      auto Later = [&](double Tm, uint64_t Ref) {
+        if (Tm > Ready) {
+          Ready = Tm;
+          ReadyRef = Ref;
+        }
+      };
+      if (OneStream) {
+        // Batched: the batch is posted when the computes before it finish.
+        if (St.CIdx <= I)
+          break;
+        Later(T.Start[I], predOf(pack(R, I)));
+      } else if (ir::isSend(A.Kind)) {
+        // A send goes when its data is ready: at the end of the compute it
+        // serves if that ran on this rank, else when the computes before
+        // it in program order have finished.
+        const Event *Prod = nullptr;
+        if (validKey(A)) {
+          size_t K = key(A.Microbatch, A.Stage);
+          Prod = A.Kind == ActionKind::SendF ? &ProdF[K] : &ProdBI[K];
+          if (Prod->Rank != R || !known(Prod->At))
+            Prod = nullptr;
+        }
+        if (Prod) {
+          Later(Prod->At, Prod->ref());
+        } else {
+          if (St.CIdx <= I)
+            break;
+          Later(T.Start[I], predOf(pack(R, I)));
+        }
+      }
+      // A receive is posted as soon as its track is free.
+      postBatch(R, Sm, Ready, ReadyRef);
+      Moved = true;
+    }
+  }
+  return Moved;
+}
+
+bool Engine::advanceBlocking(int32_t R) {
+  RankState &St = Ranks[R];
+  llvm::ArrayRef<Action> Acts = St.Acts;
+  RankTimeline &T = Res.Times[R];
+  bool Moved = false;
+  while (St.CIdx < Acts.size()) {
+    uint32_t I = St.CIdx;
+    const Action &A = Acts[I];
+    if (ir::isComm(A.Kind) && !Dataflow && Executor && deferred(A)) {
+      postDeferred(R, I);
+      ++St.CIdx;
+      Moved = true;
+      continue;
+    }
+    if (ir::isComm(A.Kind) && !Dataflow) {
+      // Blocking: one stream (executor timing: the one of the comms that
+      // hold the rank).
+      Stream &Sm = St.Streams[St.Deferred == 0 ? 1 : 0];
+      if (!Sm.Posted) {
+        recvPosted(R, I);
+        postBatch(R, Sm, St.ComputeFree, St.LastCompute);
+        Moved = true;
+      }
+      uint32_t Last = Sm.Ops[Sm.BatchEnd - 1];
+      if (!finishBatch(R, Sm))
+        return Moved;
+      // The batch held the rank until it completed.
+      St.ComputeFree = Sm.BatchDone;
+      St.LastCompute = Sm.BatchDoneRef;
+      St.CIdx = Last + 1;
+      Moved = true;
+      continue;
+    }
+    if (ir::isCompute(A.Kind)) {
+      if (!runCompute(R))
+        return Moved;
+      Moved = true;
+      continue;
+    }
+    // Idle, control, and comms ignored in dataflow mode: no time.
+    T.Start[I] = T.End[I] = T.TransferStart[I] = St.ComputeFree;
+    setPred(pack(R, I), St.LastCompute);
+    ++St.CIdx;
+    Moved = true;
+  }
+  return Moved;
+}
+
+void Engine::postBatch(int32_t R, Stream &Sm, double Ready, uint64_t ReadyRef) {
+  // Under batched, a batch is a maximal run of consecutive comm actions.
+  uint32_t E = Sm.Pos + 1;
+  if (Model == ir::CommModel::Batched)
+    while (E < Sm.Ops.size() && Sm.Ops[E] == Sm.Ops[E - 1] + 1)
+      ++E;
+  Sm.BatchEnd = E;
+  Sm.Posted = true;
+  Sm.Remaining = E - Sm.Pos;
+  for (uint32_t K = Sm.Pos; K < E; ++K)
+    post(R, Sm, Sm.Ops[K], Ready, ReadyRef);
+}
+
+void Engine::post(int32_t R, Stream &Sm, uint32_t Idx, double Ready,
+                  uint64_t ReadyRef) {
+  RankState &St = Ranks[R];
+  const Action &A = St.Acts[Idx];
+  RankTimeline &T = Res.Times[R];
+  T.Start[Idx] = Ready;
+  uint64_t Me = pack(R, Idx);
+  uint16_t SI = uint16_t(&Sm - St.Streams.data());
+  setPred(Me, ReadyRef);
+  if (!validPeer(R, A)) {
+    // Nothing to talk to: a no-op (the verifier reports it).
+    T.TransferStart[Idx] = Ready;
+    opDone(Me, SI, Ready);
+    return;
+  }
+  bool IsSend = ir::isSend(A.Kind);
+  uint32_t C;
+  if (IsSend) {
+    if (Sm.OutPeer != A.Peer) {
+      Sm.OutPeer = A.Peer;
+      Sm.OutChan = channel(R, A.Peer);
+    }
+    C = Sm.OutChan;
+  } else {
+    if (Sm.InPeer != A.Peer) {
+      Sm.InPeer = A.Peer;
+      Sm.InChan = channel(A.Peer, R);
+    }
+    C = Sm.InChan;
+  }
+  Channel &Ch = Channels[C];
+  Slot Mine;
+  Mine.Ready = Ready;
+  Mine.Ref = Me;
+  Mine.IsSend = IsSend;
+  Mine.Stream = SI;
+  Mine.Kind = A.Kind;
+  if (IsSend) {
+    ++Ch.Messages;
+    Ch.Bytes += A.Kind == ActionKind::SendF || Cost.GradientBytes < 0
+                    ? Cost.ActivationBytes
+                    : Cost.GradientBytes;
+    ++Res.Ranks[R].Sends;
+    if (Model == ir::CommModel::Eager) {
+      // Eager: the send goes now and never waits for its receive.
+      Mine.XStart = Ready;
+      Mine.End = Ready + msgTime(A.Kind);
+      T.TransferStart[Idx] = Mine.XStart;
+      opDone(Me, SI, Mine.End);
+    }
+  } else {
+    ++Res.Ranks[R].Recvs;
+  }
+  // Is the other side already posted? A channel's pending ops all come
+  // from the side that is ahead.
+  if (!Ch.empty() && Ch.Pending[Ch.Head].IsSend != IsSend) {
+    Slot Other = Ch.pop();
+    if (IsSend)
+      matched(Mine, Other);
+    else
+      matched(Other, Mine);
+    return;
+  }
+  Ch.push(Mine);
+}
+
+void Engine::matched(const Slot &SendSlot, const Slot &RecvSlot) {
+  // FIFO per channel: the pair is the one pps/analysis/Matching.h pairs
+  // (whether it carries the same message is that analysis' finding).
+  uint64_t SendRef = SendSlot.Ref, RecvRef = RecvSlot.Ref;
+  double SendReady = SendSlot.Ready, RecvReady = RecvSlot.Ready;
+  if (Model == ir::CommModel::Eager) {
+    // The send is done; the receive ends when the data is there.
+    double X = std::max(RecvReady, SendSlot.XStart);
+    double E = std::max(RecvReady, SendSlot.End);
+    xstartOf(RecvRef) = std::min(X, E);
+    if (SendSlot.End > RecvReady)
+      setPred(RecvRef, SendRef);
+    opDone(RecvRef, RecvSlot.Stream, E);
+    return;
+  }
+  double Begin = std::max(SendReady, RecvReady);
+  double E = Begin + msgTime(SendSlot.Kind);
+  xstartOf(SendRef) = Begin;
+  xstartOf(RecvRef) = Begin;
+  // The side that was ready first waited for the other.
+  if (SendReady > RecvReady)
+    setPred(RecvRef, SendRef);
+  else if (RecvReady > SendReady)
+    setPred(SendRef, RecvRef);
+  opDone(SendRef, SendSlot.Stream, E);
+  opDone(RecvRef, RecvSlot.Stream, E);
+}
+
+void Engine::opDone(uint64_t Ref, uint16_t StreamIdx, double End) {
+  int32_t R = refRank(Ref);
+  endOf(Ref) = End;
+  if (End > Res.Ranks[R].End)
+    Res.Ranks[R].End = End;
+  if (End > Res.Makespan)
+    Res.Makespan = End;
+  if (StreamIdx == Ranks[R].Deferred) {
+    deferredDone(R, refIdx(Ref), End);
+    return;
+  }
+  Stream &Sm = Ranks[R].Streams[StreamIdx];
+  if (--Sm.Remaining == 0)
+    wake(R);
+}
+
+void Engine::recvPosted(int32_t R, uint32_t I) {
+  const Action &A = Ranks[R].Acts[I];
+  if (!ir::isRecv(A.Kind) || !validKey(A))
+    return;
+  size_t K = key(A.Microbatch, A.Stage);
+  Event &Ev = A.Kind == ActionKind::RecvF ? RecvF[K] : RecvB[K];
+  if (!known(Ev.At) || Ev.Rank != R)
+    Ev = Event{Pending, R, I};
+}
+
+void Engine::postDeferred(int32_t R, uint32_t I) {
+  RankState &St = Ranks[R];
+  Stream &Dm = St.Streams[St.Deferred];
+  recvPosted(R, I);
+  // Counted before posting: the partner may be there already and complete
+  // it at once.
+  ++Dm.Remaining;
+  post(R, Dm, I, St.ComputeFree, St.LastCompute);
+}
+
+void Engine::deferredDone(int32_t R, uint32_t J, double E) {
+  RankTimeline &T = Res.Times[R];
+  RankTiming &RS = Res.Ranks[R];
+  RS.CommBusy += E - T.TransferStart[J];
+  RS.CommWait += T.TransferStart[J] - T.Start[J];
+  recvDone(R, J, E);
+  --Ranks[R].Streams[Ranks[R].Deferred].Remaining;
+  wake(R);
+}
+
+void Engine::recvDone(int32_t R, uint32_t J, double E) {
+  const Action &A = Ranks[R].Acts[J];
+  if (!ir::isRecv(A.Kind) || !validKey(A))
+    return;
+  size_t K = key(A.Microbatch, A.Stage);
+  (A.Kind == ActionKind::RecvF ? RecvF[K] : RecvB[K]) = Event{E, R, J};
+}
+
+bool Engine::finishBatch(int32_t R, Stream &Sm) {
+  if (Sm.Remaining != 0)
+    return false;
+  RankTimeline &T = Res.Times[R];
+  RankTiming &RS = Res.Ranks[R];
+  if (Sm.BatchEnd == Sm.Pos + 1) {
+    // One op (rendezvous, eager, or a batch of one): no batch bookkeeping.
+    uint32_t J = Sm.Ops[Sm.Pos];
+    double X = T.TransferStart[J], E = T.End[J];
+    RS.CommBusy += E - X;
+    RS.CommWait += X - T.Start[J];
+    recvDone(R, J, E);
+    Sm.BatchDone = E;
+    Sm.BatchDoneRef = pack(R, J);
+    Sm.Free = Blocking ? E : X;
+    Sm.FreeRef = Sm.BatchDoneRef;
+    Sm.Pos = Sm.BatchEnd;
+    Sm.Posted = false;
+    return true;
+  }
+  double MaxEnd = -std::numeric_limits<double>::infinity();
+  double MaxX = MaxEnd;
+  uint32_t Arg = Sm.Ops[Sm.Pos], ArgX = Arg;
+  for (uint32_t K = Sm.Pos; K < Sm.BatchEnd; ++K) {
+    uint32_t J = Sm.Ops[K];
+    if (T.End[J] > MaxEnd) {
+      MaxEnd = T.End[J];
+      Arg = J;
+    }
+    if (T.TransferStart[J] > MaxX) {
+      MaxX = T.TransferStart[J];
+      ArgX = J;
+    }
+  }
+  for (uint32_t K = Sm.Pos; K < Sm.BatchEnd; ++K) {
+    uint32_t J = Sm.Ops[K];
+    RS.CommBusy += T.End[J] - T.TransferStart[J];
+    RS.CommWait += T.TransferStart[J] - T.Start[J];
+    if (J != Arg) {
+      T.End[J] = MaxEnd; // the batch completes as a whole
+      setPred(pack(R, J), pack(R, Arg));
+    }
+    recvDone(R, J, MaxEnd);
+  }
+  // Async: a track orders the *start* of transfers (the rendezvous point);
+  // messages already under way overlap the next one. Blocking: the rank is
+  // held until the batch has completed.
+  Sm.BatchDone = MaxEnd;
+  Sm.BatchDoneRef = pack(R, Arg);
+  Sm.Free = Blocking ? MaxEnd : MaxX;
+  Sm.FreeRef = pack(R, Blocking ? Arg : ArgX);
+  Sm.Pos = Sm.BatchEnd;
+  Sm.Posted = false;
+  return true;
+}
+
+} // namespace pps::analysis::timing

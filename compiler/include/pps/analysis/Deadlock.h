@@ -1,0 +1,73 @@
+//===- Deadlock.h - the happens-before check of a matched schedule --------===//
+//
+// Runs a schedule's happens-before graph under a comm model, on top of the
+// FIFO matching (Matching.h): program order per rank, a rendezvous pair as
+// one event, eager send -> recv, a batched group (a maximal run of
+// consecutive comms on a rank) posted together and complete when all its
+// operations are matched. The graph is walked in topological order in
+// linear time. If it cannot be completed, reportDeadlock names the shortest
+// cycle of waiting ranks with each action's rank and location, and every
+// other rank's blocked action:
+//   rank 1 blocks at `send F0@1 -> 0` waiting for rank 0 to post
+//   `recv F0@2 <- 1`
+//
+// The deadlock pass runs it and keeps the result (AnalysisResults::
+// Deadlock); the simulator reuses that result to explain a run that got
+// stuck, or runs the check itself (on the const schedule) when no pass did.
+//
+// Requires: M = matchComms(S) for the same schedule.
+// Guarantees: DeadlockResult::Free is true iff every rank runs to the end of
+//   its program under the model; work linear in the number of actions and
+//   matched pairs (the cycle search is bounded).
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "pps/analysis/Matching.h"
+#include "pps/ir/Schedule.h"
+#include "pps/support/Diagnostics.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace pps::analysis {
+
+/// Where each rank stops in the happens-before walk.
+struct DeadlockResult {
+  /// The comm model the schedule was checked under.
+  ir::CommModel Model = ir::CommModel::Rendezvous;
+  /// True if every rank runs to the end of its program.
+  bool Free = false;
+  /// Per rank: its last posted group of comms [Cursor, GroupEnd) and how
+  /// many of its operations are still unmatched; Cursor is the program's
+  /// size once the rank finished.
+  struct RankState {
+    uint32_t Cursor = 0, GroupEnd = 0, Remaining = 0;
+    uint8_t Posted = 0;
+  };
+  std::vector<RankState> Ranks;
+};
+
+/// Walks S's happens-before graph under Model.
+DeadlockResult checkDeadlock(const ir::Schedule &S, const Matching &M,
+                             ir::CommModel Model);
+
+/// Explains a result that is not Free: a `deadlock` error with the
+/// shortest cycle of waiting ranks, or, without a cycle, an unmatched-recv
+/// or unmatched-send error that every chain of waits ends at; notes name
+/// each blocked rank's action.
+void reportDeadlock(const ir::Schedule &S, const Matching &M,
+                    const DeadlockResult &R, DiagnosticEngine &D);
+
+/// Shortest cycle in a directed graph over ranks given as adjacency lists
+/// (Adj[r] = ranks r waits for). Returns the ranks on the cycle, in order
+/// (r0 waits for r1 waits for ... waits for r0); empty if there is none.
+/// Breadth-first search from every node, stopping early at a self-loop or a
+/// 2-cycle and bounded in total work for pathological graphs.
+std::vector<int32_t>
+shortestCycle(llvm::ArrayRef<llvm::SmallVector<int32_t, 2>> Adj);
+
+} // namespace pps::analysis
