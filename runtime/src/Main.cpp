@@ -226,11 +226,12 @@ void printMakespan(const ScheduleDesc &S, CommModel Comm, const RunOptions &O,
   fmt::print("measured makespan: {:.3f} ms per step", PerStep / 1000.0);
   if (BuiltIn && O.timeScale > 0) {
     fmt::print(" = {:.3f} units at {} ms/unit", Units, O.timeScale);
-    // The simulator's figure (stored by the emitter) models an asynchronous
-    // comm track; the executor's own model has sends block the rank, as the
-    // executor does. Both are shown when they differ.
+    // Both figures are the compiler's timing engine, stored by the emitter:
+    // ppsc sim's models asynchronous comm tracks; the executor timing has
+    // sends block the rank, as this executor does. Both are shown when they
+    // differ.
     double Sim = S.predictedMakespan;
-    double Own = predictMakespan(S, Comm, O.blockingRecv);
+    double Own = executorMakespan(S, Comm, O.blockingRecv);
     bool SimValid = Sim > 0 && Comm == S.comm && !O.blockingRecv;
     if (SimValid)
       fmt::print("; predicted {:.3f} units by ppsc sim ({:+.2f}%)", Sim,

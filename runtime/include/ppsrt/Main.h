@@ -99,15 +99,11 @@ int executorMain(const ScheduleDesc &S, int Argc, char **Argv);
 /// returns false on a mismatch (prints the figures unless Quiet).
 bool checkPeaks(const ScheduleDesc &S, const std::vector<int64_t> &Peaks,
                 bool Quiet);
-/// Prints the measured makespan per step, next to the prediction when the
-/// built-in workload (whose kernels last the cost model's times) ran.
+/// Prints the measured makespan per step, next to the compiler's
+/// predictions (ppsc sim's figure and the executor timing's, both computed
+/// by the compiler and carried in S) when the built-in workload (whose
+/// kernels last the cost model's times) ran.
 void printMakespan(const ScheduleDesc &S, CommModel Comm, const RunOptions &O,
                    double MakespanMicros, bool BuiltIn);
-
-/// Prediction of the makespan (time units) of one step from the cost model,
-/// modelling what the executor does (deferred receives; rendezvous, eager or
-/// batched sends). Negative if the schedule cannot finish (deadlock).
-double predictMakespan(const ScheduleDesc &S, CommModel Comm,
-                       bool BlockingRecv = false);
 
 } // namespace ppsrt

@@ -63,11 +63,27 @@ struct ScheduleDesc {
   CommModel comm;
   const RankTable *rankTables;  ///< ranks entries
   const int64_t *predictedPeak; ///< ranks entries: the memory analysis
-  double predictedMakespan;     ///< time units; < 0 if unknown
+  double predictedMakespan;     ///< ppsc sim's makespan; < 0 if unknown
   /// 1: every microbatch traverses all stages; 2: microbatches [0, M/2)
   /// traverse stages [0, S/2) and the rest [S/2, S) (bidirectional).
   int32_t directions = 1;
+  /// The compiler's timing engine run as this runtime's Executor runs the
+  /// schedule (rendezvous sends hold the rank, receives are waited for by
+  /// their consumer): the makespan of one step in time units per comm model
+  /// and receive mode, at [model * 2 + blockingRecv]; < 0 if the schedule
+  /// cannot finish that way. Null when not computed.
+  const double *executorMakespan = nullptr;
 };
+
+/// The executor's predicted makespan of one step (ScheduleDesc::
+/// executorMakespan) for a comm model and receive mode; < 0 if unknown or
+/// the schedule cannot finish.
+inline double executorMakespan(const ScheduleDesc &S, CommModel Comm,
+                               bool BlockingRecv) {
+  if (!S.executorMakespan)
+    return -1;
+  return S.executorMakespan[unsigned(Comm) * 2 + (BlockingRecv ? 1 : 0)];
+}
 
 /// The routes of S's microbatches (the schema's rule).
 inline pps::schema::Route routeOf(const ScheduleDesc &S) {

@@ -32,6 +32,7 @@ struct Tables {
   std::vector<int32_t> StageToRank;
   std::vector<ppsrt::StageCost> Costs;
   std::vector<int64_t> Peaks;
+  std::vector<double> Executor;
   ppsrt::ScheduleDesc Desc{};
 };
 
@@ -73,6 +74,8 @@ inline std::unique_ptr<Tables> layOut(ir::Schedule S) {
   D.predictedPeak = T->Peaks.data();
   D.predictedMakespan = -1;
   D.directions = Sc.Topo.Directions;
+  T->Executor = backends::executorMakespans(Sc);
+  D.executorMakespan = T->Executor.data();
   return T;
 }
 

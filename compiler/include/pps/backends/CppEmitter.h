@@ -5,8 +5,9 @@
 // topology, the cost model, one compact action table per rank (three 32-bit
 // words per action, eight actions per line with their text form in a
 // comment, so a million actions compile in seconds), the memory analysis'
-// peak per rank and the simulator's makespan for comparison, and a main()
-// that hands everything to ppsrt::executorMain.
+// peak per rank, the simulator's makespan and the executor timing's (per
+// comm model and receive mode) for comparison, and a main() that hands
+// everything to ppsrt::executorMain.
 //
 // Requires: a lowered schedule (comms inserted; the pass pipeline ran with
 //   PipelineGoal::Check so it is linted), valid ranks/stages/microbatches.
@@ -23,6 +24,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <string>
+#include <vector>
 
 namespace pps::backends {
 
@@ -36,6 +38,12 @@ struct CppEmitOptions {
 /// Writes the executor translation unit for S to OS.
 void emitCpp(const ir::Schedule &S, const CppEmitOptions &Opts,
              llvm::raw_ostream &OS);
+
+/// The makespan of one step as ppsrt::Executor runs S (the timing engine's
+/// executor timing), per comm model and receive mode at [model * 2 +
+/// blockingRecv] (ppsrt::ScheduleDesc::executorMakespan); -1 where S cannot
+/// finish.
+std::vector<double> executorMakespans(const ir::Schedule &S);
 
 /// The schema::RowWords words of A's row in a generated executor's table
 /// (ppsrt/Schema.h's encoding).
