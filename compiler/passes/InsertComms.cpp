@@ -208,11 +208,10 @@ void InsertCommsPass::run(Schedule &S, PassContext &Ctx) {
           if (P == None)
             continue;
           const Action &X = Acts[LookI + J];
-          Push(Event::pair(
-              TL, P, LookUnit, J,
-              Action::comm(X.Kind == ActionKind::F ? ActionKind::RecvF
-                                                   : ActionKind::RecvB,
-                           X.Microbatch, X.Stage, U.UnitRank[P], X.Loc)));
+          Push(Event::pair(TL, P, LookUnit, J,
+                           Action::comm(analysis::inputRecvKind(S.Topo, X),
+                                        X.Microbatch, X.Stage, U.UnitRank[P],
+                                        X.Loc)));
         }
         LookI += Len;
         ++LookUnit;
@@ -245,11 +244,10 @@ void InsertCommsPass::run(Schedule &S, PassContext &Ctx) {
           continue;
         uint32_t C = E >> 1;
         const Action &X = Acts[I + J];
-        Push(Event::pair(
-            TL, Unit, C, E & 1,
-            Action::comm(X.Kind == ActionKind::F ? ActionKind::SendF
-                                                 : ActionKind::SendB,
-                         X.Microbatch, X.Stage, U.UnitRank[C], X.Loc)));
+        Push(Event::pair(TL, Unit, C, E & 1,
+                         Action::comm(analysis::outputSendKind(S.Topo, X),
+                                      X.Microbatch, X.Stage, U.UnitRank[C],
+                                      X.Loc)));
       }
       I += Len;
       ++Unit;

@@ -74,29 +74,23 @@ void UnitIndex::build(const Schedule &S) {
 uint32_t producerEntry(const Topology &T, const UnitIndex &U, const Action &A) {
   if (!inRange(T, A))
     return None;
-  if (A.Kind == ActionKind::F)
-    return A.Stage > T.firstStage(A.Microbatch)
-               ? U.UnitF[msIndex(T, A.Microbatch, A.Stage - 1)]
-               : None;
-  if (A.Kind == ActionKind::B || A.Kind == ActionKind::I)
-    return A.Stage < T.lastStage(A.Microbatch)
-               ? U.UnitBI[msIndex(T, A.Microbatch, A.Stage + 1)]
-               : None;
-  return None;
+  // Same-stage producers (the last stage's F for its B, I for W) are never
+  // on another rank.
+  schema::Producer Pr = analysis::producerOf(T, A);
+  if (!Pr.CrossStage)
+    return None;
+  return (Pr.What == schema::Needs::F ? U.UnitF
+                                      : U.UnitBI)[msIndex(T, Pr.Mb, Pr.Stage)];
 }
 
 uint32_t consumerEntry(const Topology &T, const UnitIndex &U, const Action &A) {
   if (!inRange(T, A))
     return None;
-  if (A.Kind == ActionKind::F)
-    return A.Stage < T.lastStage(A.Microbatch)
-               ? U.UnitF[msIndex(T, A.Microbatch, A.Stage + 1)]
-               : None;
-  if (A.Kind == ActionKind::B || A.Kind == ActionKind::I)
-    return A.Stage > T.firstStage(A.Microbatch)
-               ? U.UnitBI[msIndex(T, A.Microbatch, A.Stage - 1)]
-               : None;
-  return None;
+  int32_t Cs = analysis::consumerStage(T, A);
+  if (Cs < 0)
+    return None;
+  return (A.Kind == ActionKind::F ? U.UnitF
+                                  : U.UnitBI)[msIndex(T, A.Microbatch, Cs)];
 }
 
 static double clampCost(double C) {

@@ -14,6 +14,7 @@
 #pragma once
 
 #include "pps/analysis/Deadlock.h"
+#include "pps/analysis/Dependencies.h"
 #include "pps/analysis/Describe.h"
 #include "pps/ir/Schedule.h"
 #include "pps/support/Diagnostics.h"
@@ -76,8 +77,9 @@ struct UnitIndex {
 };
 
 /// The producer of a compute's cross-stage input in the lookups, or None:
-/// F(m,s) <- F(m,s-1); B/I(m,s) <- B/I(m,s+1). (Same-stage producers, such
-/// as the last stage's F for its B, and W's I, are never cross-rank.)
+/// F(m,s) <- F(m,s-1); B/I(m,s) <- B/I(m,s+1) (the schema's rule, through
+/// pps/analysis/Dependencies.h). Same-stage producers, such as the last
+/// stage's F for its B, and W's I, are never cross-rank.
 uint32_t producerEntry(const ir::Topology &T, const UnitIndex &U,
                        const ir::Action &A);
 /// The consumer of a compute's cross-stage output (F(m,s) -> F(m,s+1),

@@ -12,6 +12,7 @@
 
 #include "PassUtil.h"
 #include "VerifyDepsImpl.h"
+#include "pps/analysis/Dependencies.h"
 
 #include <fmt/format.h>
 
@@ -270,21 +271,28 @@ void Verifier::checkRank(int32_t R) {
     bool Second = I > 0 && Acts[I - 1].overlapsNext();
     size_t UnitStart = Second ? I - 1 : I;
     size_t UnitEnd = X.overlapsNext() && I + 1 < Acts.size() ? I + 1 : I;
-    int32_t M = X.Microbatch, St = X.Stage;
+    int32_t M = X.Microbatch;
     bool IsF = X.Kind == ActionKind::F;
-    bool IsBI = X.Kind == ActionKind::B || X.Kind == ActionKind::I;
 
-    // Same-rank producers.
+    // The producer (the schema's rule), when it runs on this rank.
+    schema::Producer Pr = analysis::producerOf(T, X);
     uint32_t Prod = None;
-    if (IsF && St > T.firstStage(M) && T.rankOf(St - 1) == R)
-      Prod = pos(SF, msIndex(T, M, St - 1));
-    else if (IsBI && St < T.lastStage(M) && T.rankOf(St + 1) == R) {
-      uint32_t Nx = msIndex(T, M, St + 1);
-      Prod = pos(SB, Nx) != None ? pos(SB, Nx) : pos(SI, Nx);
-    } else if (IsBI && St == T.lastStage(M))
-      Prod = pos(SF, Id);
-    else if (X.Kind == ActionKind::W)
-      Prod = pos(SI, Id);
+    if (Pr.What != schema::Needs::Nothing && T.rankOf(Pr.Stage) == R) {
+      uint32_t PId = msIndex(T, Pr.Mb, Pr.Stage);
+      switch (Pr.What) {
+      case schema::Needs::F:
+        Prod = pos(SF, PId);
+        break;
+      case schema::Needs::BorI:
+        Prod = pos(SB, PId) != None ? pos(SB, PId) : pos(SI, PId);
+        break;
+      case schema::Needs::I:
+        Prod = pos(SI, PId);
+        break;
+      case schema::Needs::Nothing:
+        break;
+      }
+    }
     if (Prod != None) {
       size_t PI = local(R, Prod);
       if (PI >= UnitStart && PI <= UnitEnd)
@@ -301,20 +309,18 @@ void Verifier::checkRank(int32_t R) {
       continue;
 
     // The receive feeding this compute from another rank.
-    if ((IsF && St > T.firstStage(M) && T.rankOf(St - 1) != R) ||
-        (IsBI && St < T.lastStage(M) && T.rankOf(St + 1) != R)) {
-      int32_t From = T.rankOf(IsF ? St - 1 : St + 1);
-      ActionKind RK = IsF ? ActionKind::RecvF : ActionKind::RecvB;
-      uint32_t Rv = pos(IsF ? SRecvF : SRecvB, Id);
+    if (Pr.CrossStage && T.rankOf(Pr.Stage) != R) {
+      int32_t From = T.rankOf(Pr.Stage);
+      ActionKind RK = analysis::inputRecvKind(T, X);
+      uint32_t Rv = pos(slotOf(RK), Id);
       if (Rv == None) {
         D.report(
             DiagKind::MissingComm, loc(R, I),
             fmt::format(
                 "{} on rank {} needs {} from rank {}, but no {} carries it",
                 describe(S, R, I), R,
-                name(IsF ? ActionKind::F : ActionKind::B, M,
-                     IsF ? St - 1 : St + 1),
-                From, name(RK, M, St, From)));
+                name(IsF ? ActionKind::F : ActionKind::B, M, Pr.Stage), From,
+                name(RK, M, X.Stage, From)));
       } else if (local(R, Rv) > UnitStart) {
         D.report(DiagKind::DependencyOrder, loc(R, local(R, Rv)),
                  fmt::format("{} comes after {}, which needs it",
@@ -332,19 +338,18 @@ void Verifier::checkRank(int32_t R) {
       }
     }
     // The send carrying this compute's output to another rank.
-    if ((IsF && St < T.lastStage(M) && T.rankOf(St + 1) != R) ||
-        (IsBI && St > T.firstStage(M) && T.rankOf(St - 1) != R)) {
-      int32_t To = T.rankOf(IsF ? St + 1 : St - 1);
-      ActionKind SK = IsF ? ActionKind::SendF : ActionKind::SendB;
-      uint32_t Sd = pos(IsF ? SSendF : SSendB, Id);
+    int32_t Cs = analysis::consumerStage(T, X);
+    if (Cs >= 0 && T.rankOf(Cs) != R) {
+      int32_t To = T.rankOf(Cs);
+      ActionKind SK = analysis::outputSendKind(T, X);
+      uint32_t Sd = pos(slotOf(SK), Id);
       if (Sd == None) {
         D.report(DiagKind::MissingComm, loc(R, I),
                  fmt::format(
                      "{} on rank {} feeds {} on rank {}, but no {} carries it",
                      describe(S, R, I), R,
-                     name(IsF ? ActionKind::F : ActionKind::B, M,
-                          IsF ? St + 1 : St - 1),
-                     To, name(SK, M, St, To)));
+                     name(IsF ? ActionKind::F : ActionKind::B, M, Cs), To,
+                     name(SK, M, X.Stage, To)));
       } else if (local(R, Sd) < UnitEnd) {
         D.report(DiagKind::DependencyOrder, loc(R, local(R, Sd)),
                  fmt::format("{} comes before {}, whose output it carries",

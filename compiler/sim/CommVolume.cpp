@@ -1,6 +1,8 @@
 //===- CommVolume.cpp - communication volume with a cross-stage cache -----===//
 #include "pps/sim/CommVolume.h"
 
+#include "pps/analysis/Dependencies.h"
+
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
@@ -240,25 +242,23 @@ CommVolumeReport computeCommVolume(const ir::Schedule &S,
       const ir::Action &A = E.A;
       bool Fwd = A.Kind == ir::ActionKind::F;
       Key K{0, 0, 0, uint32_t(A.Microbatch), Step};
+      // The stage that consumes the output (the schema's rule).
+      int32_t Cs = analysis::consumerStage(S.Topo, A);
+      if (Cs < 0 || Cs >= NS)
+        continue;
       if (Fwd) {
-        if (A.Stage + 1 >= NS || A.Stage >= S.Topo.lastStage(A.Microbatch))
-          continue;
         K.Src = RankOf(A.Stage);
-        K.Dst = RankOf(A.Stage + 1);
+        K.Dst = RankOf(Cs);
         K.Block = BlockOf(A.Stage);
+      } else if (Residual) {
+        // The receiving stage asks again for the residual it got forward.
+        K.Src = RankOf(Cs);
+        K.Dst = RankOf(A.Stage);
+        K.Block = BlockOf(Cs);
       } else {
-        if (A.Stage <= S.Topo.firstStage(A.Microbatch))
-          continue;
-        if (Residual) {
-          // The receiving stage asks again for the residual it got forward.
-          K.Src = RankOf(A.Stage - 1);
-          K.Dst = RankOf(A.Stage);
-          K.Block = BlockOf(A.Stage - 1);
-        } else {
-          K.Src = RankOf(A.Stage);
-          K.Dst = RankOf(A.Stage - 1);
-          K.Block = BlockOf(A.Stage - 1);
-        }
+        K.Src = RankOf(A.Stage);
+        K.Dst = RankOf(Cs);
+        K.Block = BlockOf(Cs);
       }
       if (K.Src == K.Dst || K.Src < 0 || K.Dst < 0)
         continue;

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "pps/analysis/Dependencies.h"
 #include "pps/ir/Builder.h"
 #include "pps/sim/Simulator.h"
 
@@ -98,28 +99,22 @@ inline void insertComms(ir::Schedule &S) {
     for (size_t I = 0; I < Acts.size(); ++I) {
       const ir::Action &A = Acts[I];
       double T = R.Times[Rk].End[I];
-      if (A.Kind == ir::ActionKind::F && A.Stage + 1 < NS) {
-        int Dst = S.Topo.rankOf(A.Stage + 1);
-        if (Dst == Rk)
-          continue;
-        Evs[Rk].push_back({T, 0, A.Microbatch, A.Stage, true,
-                           ir::Action::comm(ir::ActionKind::SendF, A.Microbatch,
-                                            A.Stage, Dst)});
-        Evs[Dst].push_back({T, 0, A.Microbatch, A.Stage, false,
-                            ir::Action::comm(ir::ActionKind::RecvF,
-                                             A.Microbatch, A.Stage + 1, Rk)});
-      } else if ((A.Kind == ir::ActionKind::B || A.Kind == ir::ActionKind::I) &&
-                 A.Stage > 0) {
-        int Dst = S.Topo.rankOf(A.Stage - 1);
-        if (Dst == Rk)
-          continue;
-        Evs[Rk].push_back({T, 1, A.Microbatch, A.Stage, true,
-                           ir::Action::comm(ir::ActionKind::SendB, A.Microbatch,
-                                            A.Stage, Dst)});
-        Evs[Dst].push_back({T, 1, A.Microbatch, A.Stage, false,
-                            ir::Action::comm(ir::ActionKind::RecvB,
-                                             A.Microbatch, A.Stage - 1, Rk)});
-      }
+      // The send that carries the output, and its partner receive (the
+      // schema's rules).
+      ir::ActionKind SendK = analysis::outputSendKind(S.Topo, A);
+      int32_t Cs = analysis::consumerStage(S.Topo, A);
+      if (SendK == ir::ActionKind::Idle || Cs < 0 || Cs >= NS)
+        continue;
+      int Dst = S.Topo.rankOf(Cs);
+      if (Dst == Rk)
+        continue;
+      int Dir = A.Kind == ir::ActionKind::F ? 0 : 1;
+      Evs[Rk].push_back({T, Dir, A.Microbatch, A.Stage, true,
+                         ir::Action::comm(SendK, A.Microbatch, A.Stage, Dst)});
+      Evs[Dst].push_back(
+          {T, Dir, A.Microbatch, A.Stage, false,
+           ir::Action::comm(schema::partnerKind(SendK), A.Microbatch,
+                            schema::partnerStage(SendK, A.Stage), Rk)});
     }
   }
   for (int Rk = 0; Rk < P; ++Rk) {
