@@ -210,16 +210,18 @@ void checkAgreement(const std::string &Name, ir::Schedule S, bool AllModels) {
           << "the runtime's prediction, " << ir::commModelName(Model).str();
       // Blocking receives wait in program order: the deadlock analysis'
       // model, so it finishes exactly when the analysis says so.
-      if (BlockingRecv)
+      if (BlockingRecv) {
         EXPECT_EQ(!X.Deadlocked, Free) << "simulator vs deadlock analysis, "
                                        << ir::commModelName(Model).str();
+      }
     }
     // The async simulator finishes whatever the analysis proves free.
     sim::SimOptions SO = Lean;
     SO.CommModel = Model;
-    if (Free)
+    if (Free) {
       EXPECT_FALSE(sim::simulate(S, SO).Deadlocked)
           << ir::commModelName(Model).str();
+    }
 
     // The runtime: matching (no FIFO mismatch, no hang) and peaks.
     if (!Free || (!AllModels && Model != S.Comm))
