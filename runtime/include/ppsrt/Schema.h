@@ -56,6 +56,7 @@ using types::Kind;
 
 /// Number of kinds.
 constexpr unsigned NumKinds = 0
+// NOLINTNEXTLINE(bugprone-macro-parentheses): each row adds one to the sum
 #define PPS_ACTION_KIND(...) +1
 #include "ppsrt/ActionKinds.def"
     ;

@@ -26,7 +26,7 @@
 #include "pps/analysis/Matching.h"
 #include "pps/analysis/Memory.h"
 #include "pps/backends/CppEmitter.h"
-#include "pps/backends/TorchCsv.h"
+#include "pps/import/TorchCsv.h"
 #include "pps/passes/Memory.h"
 #include "pps/pipeline/PassPipeline.h"
 #include "pps/synth/Algorithms.h"
@@ -250,7 +250,7 @@ std::optional<ir::Schedule> load(const fs::path &Path,
   DiagnosticEngine D(SM);
   std::optional<ir::Schedule> S;
   if (Path.extension() == ".csv") {
-    S = backends::importTorchCsvFile(Path.string(), SM, D, {});
+    S = import::importTorchCsvFile(Path.string(), SM, D, {});
   } else {
     frontend::FrontendOptions FO;
     FO.StdlibDir = PPS_SOURCE_DIR "/stdlib";
