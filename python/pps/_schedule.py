@@ -428,6 +428,13 @@ class Schedule:
         return self._unit.actions(_int("rank", rank))
 
     @property
+    def peak_memory_per_rank(self) -> List[int]:
+        """The memory analysis: peak live activations per rank in program
+        order (+1 at F(m, s), -1 at its last backward), without simulating;
+        the figure the runtimes check their measured peaks against."""
+        return self._unit.peak_memory_per_rank
+
+    @property
     def warnings(self) -> Findings:
         """Warnings the compilation reported (it had no errors)."""
         return Findings._from_report(self._unit.warnings)

@@ -1092,6 +1092,14 @@ PYBIND11_MODULE(_pps, m) {
           "memory_limit", [](const Unit &U) { return U.Lowered.MemoryLimit; })
       .def_property_readonly(
           "num_actions", [](const Unit &U) { return U.Lowered.numActions(); })
+      // The memory analysis' peak activations per rank (what the generated
+      // executors and pps.torch compare their measured peaks with).
+      .def_property_readonly("peak_memory_per_rank",
+                             [](const Unit &U) {
+                               llvm::SmallVector<int64_t, 8> P =
+                                   sim::peakMemory(U.Lowered);
+                               return std::vector<int64_t>(P.begin(), P.end());
+                             })
       .def("costs",
            [](const Unit &U, int64_t Stage) {
              if (Stage < 0 || Stage >= U.Lowered.Topo.Stages)

@@ -1,0 +1,1154 @@
+"""PipelineRuntime: runs a compiled pps schedule with torch.distributed
+point-to-point operations, action for action as the C++ executor does
+(runtime/src/Executor.cpp, docs/runtime.md):
+
+* F(m, s) runs the stage module and keeps its autograd graph in the state
+  of (m, s) (+1 live activation); a received activation is a leaf that
+  requires grad; the last stage of the microbatch's route applies the loss.
+* I(m, s) computes the input gradient with the graph retained; W(m, s) the
+  parameter gradients, accumulated into .grad; B(m, s) both in one pass
+  (the split costs no second backward: pps.torch._split). The state of
+  (m, s) is released at its last backward: B, or W, or I when the rank has
+  no W(m, s), as the memory analysis counts, and the measured peak is
+  checked against the analysis after every step.
+* RECV posts an irecv where it stands; the compute that needs it waits
+  (deferred wait). SEND posts an isend; under the rendezvous model the
+  rank waits for it there, under eager at the end of the step, under
+  batched a maximal run of consecutive comm actions is posted together
+  (batch_isend_irecv) and completes together. Each work is waited on
+  exactly once (a second wait() on a completed gloo work blocks).
+* overlap pairs run in order (or through an overlap handler); UNSHARD,
+  RESHARD, REDUCE_GRAD call handlers (no-ops by default); after the table,
+  the optimizer steps and the gradients are zeroed.
+
+A message carries one or more tensors whose shapes and dtypes the
+receiver must know before posting its irecv: the rank that computes the
+first F of a stage publishes the shapes of its output in the rendezvous
+store (or they are given as message_shapes), and every later message on
+that stage boundary must have them (checked before sending, with both
+ranks and the action named).
+"""
+
+import itertools
+import json
+import math
+import numbers
+import time
+from typing import (Any, Callable, Dict, List, Mapping, Optional, Sequence,
+                    Tuple)
+
+import torch
+from torch import Tensor
+
+from .. import Action, Schedule
+from ._split import Stage, StageState, as_tensors
+from ._trace import Event, flow_id, write_chrome_trace
+from ._watchdog import (BETWEEN_STEPS, CLOSED, FAILED, NOT_STARTED, RUNNING,
+                        WAIT_DRAIN, WAIT_NONE, WAIT_RECV, WAIT_SEND, Keys,
+                        Status, Watchdog)
+
+F, I, W, B, SEND_F, RECV_F, SEND_B, RECV_B, UNSHARD, RESHARD, REDUCE_GRAD, \
+    IDLE = range(12)
+_CODES = {"F": F, "I": I, "W": W, "B": B, "SEND_F": SEND_F, "RECV_F": RECV_F,
+          "SEND_B": SEND_B, "RECV_B": RECV_B, "UNSHARD": UNSHARD,
+          "RESHARD": RESHARD, "REDUCE_GRAD": REDUCE_GRAD, "IDLE": IDLE}
+_NAMES = {v: k for k, v in _CODES.items()}
+_COMM_MODELS = ("rendezvous", "eager", "batched")
+
+
+class PipelineError(RuntimeError):
+    """A schedule or a stage failed while running; the message names the
+    rank, the action (index and text form) and what went wrong, in the
+    words of the C++ runtime and the lint."""
+
+
+PipelineError.__module__ = "pps.torch"
+
+
+# --- text forms (as ppsrt::formatAction / matchingComm) ------------------------
+
+
+def action_text(code: int, mb: int, stage: int, peer: int) -> str:
+    """The text form of an action, as the lint and the .pps printer write
+    it: F3@5, send F3@5 -> 2, recv B3@6 <- 1, unshard 5, idle."""
+    if code <= B:
+        return "%s%d@%d" % ("FIWB"[code], mb, stage)
+    if code <= RECV_B:
+        c = "F" if code in (SEND_F, RECV_F) else "B"
+        if code in (SEND_F, SEND_B):
+            return "send %s%d@%d -> %d" % (c, mb, stage, peer)
+        return "recv %s%d@%d <- %d" % (c, mb, stage, peer)
+    if code == IDLE:
+        return "idle"
+    return "%s %d" % (_NAMES[code].lower(), stage)
+
+
+def partner(code: int, mb: int, stage: int, rank: int) -> Tuple[int, int, int, int]:
+    """The comm action on the peer that matches a comm action run by rank:
+    for `send F3@5 -> 2` on rank 1 that is `recv F3@6 <- 1`."""
+    if code == SEND_F:
+        return RECV_F, mb, stage + 1, rank
+    if code == SEND_B:
+        return RECV_B, mb, stage - 1, rank
+    if code == RECV_F:
+        return SEND_F, mb, stage - 1, rank
+    return SEND_B, mb, stage + 1, rank
+
+
+def _ordinal(n: int) -> str:
+    if n % 100 in (11, 12, 13):
+        return "%dth" % n
+    return "%d%s" % (n, {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th"))
+
+
+def _decode(actions: Sequence[Action]) -> Tuple[List[Tuple], List[str]]:
+    table = []
+    texts = []
+    for a in actions:
+        table.append((_CODES[a.kind], a.microbatch, a.stage, a.peer,
+                      bool(a.overlap_next)))
+        texts.append(a.text)
+    return table, texts
+
+
+def check_fifo(tables: Sequence[Sequence[Tuple]]) -> Optional[str]:
+    """The runtime's FIFO identity check, done once for the whole schedule:
+    the n-th send from rank a to rank b must be the send the n-th receive at
+    b from a expects (messages on a channel match in order, as on NCCL and
+    gloo without tags). Returns the first mismatch in the C++ runtime's
+    words, or None."""
+    sends: Dict[Tuple[int, int], List[Tuple]] = {}
+    recvs: Dict[Tuple[int, int], List[Tuple]] = {}
+    for r, table in enumerate(tables):
+        for code, mb, stage, peer, _ in table:
+            if code in (SEND_F, SEND_B):
+                sends.setdefault((r, peer), []).append((code, mb, stage, peer))
+            elif code in (RECV_F, RECV_B):
+                recvs.setdefault((peer, r), []).append((code, mb, stage, peer))
+    for channel in sorted(set(sends) & set(recvs)):
+        src, dst = channel
+        for n, (s, r) in enumerate(zip(sends[channel], recvs[channel])):
+            expect = partner(s[0], s[1], s[2], src)
+            if expect[:3] == r[:3]:
+                continue
+            nth = _ordinal(n + 1)
+            return ("the %s send from rank %d to rank %d is `%s`, but the %s "
+                    "receive at rank %d from rank %d is `%s` (messages on one "
+                    "channel are matched in order) [fifo-mismatch]"
+                    % (nth, src, dst, action_text(*s), nth, dst, src,
+                       action_text(*r)))
+    return None
+
+
+# --- message shapes ------------------------------------------------------------
+
+Meta = List[Tuple[Tuple[int, ...], torch.dtype]]
+
+
+def _meta_of(tensors: Sequence[Tensor]) -> Meta:
+    return [(tuple(t.shape), t.dtype) for t in tensors]
+
+
+def _dtype_name(dt: torch.dtype) -> str:
+    return str(dt).replace("torch.", "")
+
+
+def _encode_meta(meta: Meta) -> str:
+    return ";".join("%s:%s" % (_dtype_name(dt), "x".join(map(str, shape)))
+                    for shape, dt in meta)
+
+
+def _decode_meta(text: str) -> Meta:
+    out = []
+    for part in text.split(";"):
+        name, _, dims = part.partition(":")
+        dt = getattr(torch, name, None)
+        if not isinstance(dt, torch.dtype):
+            raise ValueError("bad dtype %r in a message header" % name)
+        out.append((tuple(int(d) for d in dims.split("x")) if dims else (), dt))
+    return out
+
+
+def format_meta(meta: Meta) -> str:
+    """float32[4, 8, 16], or (float32[4, 8], int64[4]) for several."""
+    parts = ["%s[%s]" % (_dtype_name(dt), ", ".join(map(str, shape)))
+             for shape, dt in meta]
+    return parts[0] if len(parts) == 1 else "(%s)" % ", ".join(parts)
+
+
+def _float_meta(meta: Meta) -> Meta:
+    return [(s, dt) for s, dt in meta if dt.is_floating_point]
+
+
+def _example_meta(stage: int, value: Any) -> Meta:
+    """message_shapes[stage]: example tensors (any device, meta included),
+    or (shape, dtype) pairs."""
+    if isinstance(value, Tensor):
+        return [(tuple(value.shape), value.dtype)]
+    if isinstance(value, (tuple, list)) and value:
+        if (len(value) == 2 and isinstance(value[1], torch.dtype)
+                and isinstance(value[0], (tuple, list, torch.Size))):
+            return [(tuple(int(d) for d in value[0]), value[1])]
+        out: Meta = []
+        for v in value:
+            out.extend(_example_meta(stage, v))
+        return out
+    raise TypeError("message_shapes[%d] must be a tensor, a (shape, dtype) "
+                    "pair or a tuple of them, got %s"
+                    % (stage, type(value).__name__))
+
+
+# --- activation bytes ----------------------------------------------------------
+
+_SAVED_NAMES: Dict[type, Tuple[str, ...]] = {}
+
+
+def _storage(t: Tensor):
+    us = getattr(t, "untyped_storage", None)
+    return us() if us is not None else t.storage()
+
+
+def _graph_bytes(roots: Sequence[Tensor], extra: Sequence[Tensor],
+                 exclude: set) -> int:
+    """Bytes of the distinct storages the autograd graph under roots saved
+    for its backward (plus `extra`), without those in `exclude` (the
+    parameters): the activation memory one F keeps alive."""
+    seen_storage = set(exclude)
+    total = 0
+
+    def add(t: Any) -> None:
+        nonlocal total
+        if isinstance(t, Tensor):
+            try:
+                s = _storage(t)
+                key = s.data_ptr()
+            except Exception:
+                return
+            if key in seen_storage:
+                return
+            seen_storage.add(key)
+            total += s.nbytes()
+        elif isinstance(t, (tuple, list)):
+            for x in t:
+                add(x)
+
+    for t in extra:
+        add(t)
+    keep = []
+    seen = set()
+    stack = [t.grad_fn for t in roots if t.grad_fn is not None]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        keep.append(node)
+        if hasattr(node, "variable"):
+            continue
+        names = _SAVED_NAMES.get(type(node))
+        if names is None:
+            names = tuple(a for a in dir(node) if a.startswith("_saved_")
+                          and not a.endswith(("_sizes", "_strides")))
+            if hasattr(node, "saved_tensors"):
+                names += ("saved_tensors",)
+            _SAVED_NAMES[type(node)] = names
+        for a in names:
+            try:
+                add(getattr(node, a))
+            except Exception:
+                pass
+        for nxt, _ in node.next_functions:
+            if nxt is not None and id(nxt) not in seen:
+                stack.append(nxt)
+    return total
+
+
+class _Req:
+    """One posted send or receive: its action and the works of its
+    tensors."""
+
+    __slots__ = ("index", "code", "mb", "stage", "peer", "tensors", "works",
+                 "done", "post", "end", "seq")
+
+    def __init__(self, index, code, mb, stage, peer):
+        self.index = index
+        self.code = code
+        self.mb = mb
+        self.stage = stage
+        self.peer = peer
+        self.tensors: List[Tensor] = []
+        self.works: Optional[list] = None
+        self.done = False
+        self.post = 0.0
+        self.end = 0.0
+        self.seq = 0
+
+
+_runtime_ids = itertools.count()
+
+
+class PipelineRuntime:
+    """Runs one rank of a compiled schedule (pps.compile & co.) on the stage
+    modules this rank holds. One per process, on the default process group
+    (or `group`) of torch.distributed, initialised by the caller with any
+    backend (gloo on CPU, NCCL on GPU).
+
+        dist.init_process_group("gloo")
+        rt = pps.torch.PipelineRuntime(schedule, dist.get_rank(),
+                                       {s: make_stage(s) for s in
+                                        schedule.stages_of(dist.get_rank())},
+                                       loss_fn, optimizer)
+        for step in range(steps):
+            losses = rt.step(inputs=microbatches, targets=labels)
+        rt.close()
+
+    schedule: a pps.Schedule whose ranks equal the process group's size.
+    rank: this process's rank in the schedule (= its rank in the group).
+    stages: {stage: torch.nn.Module}, exactly the stages the schedule puts
+      on this rank (schedule.stages_of(rank)). A stage takes the previous
+      stage's output (a tensor or a tuple of tensors, as *args) and returns
+      a tensor or a tuple of tensors; the first stage of a microbatch's
+      route takes inputs[m] (a tensor or a tuple).
+    loss_fn: loss_fn(output, target) -> scalar tensor, applied at the last
+      stage of each microbatch's route (needed on the ranks holding one).
+    optimizer: stepped after each step's table, then its gradients zeroed;
+      None leaves the accumulated gradients in .grad for the caller.
+    comm_model: 'rendezvous', 'eager' or 'batched' (default: the
+      schedule's).
+    watchdog: seconds without progress on any rank before the run is
+      stopped with a report of every rank's blocked action (0: off; errors
+      still stop the other ranks).
+    trace: a path: close() writes the measured timeline there as Chrome
+      trace JSON (rank 0 gathers every rank's events through the store).
+    trace_us_per_unit: wall-clock microseconds per trace time unit.
+    group: the process group (default: the default group).
+    store: the store for shapes, status and trace (default: the default
+      group's rendezvous store).
+    device: where received tensors are allocated (default: the device of
+      this rank's first parameter, else CPU).
+    loss_scale: each microbatch's loss is multiplied by this before its
+      backward (default 1 / microbatches: the gradient of the mean loss).
+    message_shapes: {stage: example output} to give a boundary's shapes
+      instead of exchanging them (tensors, meta tensors or (shape, dtype)).
+    handlers: {kind: fn(action, runtime)} replacing the built-in behaviour
+      of a kind (e.g. 'UNSHARD', 'REDUCE_GRAD' for FSDP; inside, call
+      runtime.run_default(action) to keep it).
+    overlap_handler: fn(first, second, runtime) running an overlap pair.
+    blocking_recv: wait for each receive at the RECV action (the lint's
+      model) instead of at its consumer.
+    """
+
+    def __init__(self, schedule: Schedule, rank: Optional[int],
+                 stages: Mapping[int, torch.nn.Module],
+                 loss_fn: Optional[Callable[[Any, Any], Tensor]] = None,
+                 optimizer: Optional[torch.optim.Optimizer] = None, *,
+                 comm_model: Optional[str] = None, watchdog: float = 10.0,
+                 trace: Optional[str] = None,
+                 trace_us_per_unit: float = 1000.0, group=None, store=None,
+                 device: Optional[torch.device] = None,
+                 loss_scale: Optional[float] = None,
+                 message_shapes: Optional[Mapping[int, Any]] = None,
+                 handlers: Optional[Mapping[str, Callable]] = None,
+                 overlap_handler: Optional[Callable] = None,
+                 blocking_recv: bool = False, name: Optional[str] = None):
+        import torch.distributed as dist
+        self._dist = dist
+        if not isinstance(schedule, Schedule):
+            raise TypeError("schedule must be a pps.Schedule (from "
+                            "pps.compile and co.), got %s"
+                            % type(schedule).__name__)
+        ranks = schedule.ranks
+        # The tables of every rank: the FIFO check needs them all, and rank
+        # 0 names every rank's events in the trace. Checked first: a
+        # schedule whose messages would meet the wrong receives is refused
+        # before anything is sent.
+        self._tables: List[List[Tuple]] = []
+        self._texts: List[List[str]] = []
+        all_actions = []
+        for r in range(ranks):
+            acts = schedule.actions(r)
+            all_actions.append(acts)
+            table, texts = _decode(acts)
+            self._tables.append(table)
+            self._texts.append(texts)
+        mismatch = check_fifo(self._tables)
+        if mismatch:
+            raise PipelineError("error: " + mismatch)
+        if not dist.is_available() or not dist.is_initialized():
+            raise RuntimeError("torch.distributed is not initialised: call "
+                               "torch.distributed.init_process_group first")
+        size = dist.get_world_size(group)
+        me = dist.get_rank(group)
+        if size != ranks:
+            raise ValueError("the schedule has %d ranks but the process group "
+                             "has %d processes" % (ranks, size))
+        if rank is None:
+            rank = me
+        if (isinstance(rank, bool) or not isinstance(rank, numbers.Integral)
+                or rank != me):
+            raise ValueError("rank must be this process's rank in the process "
+                             "group (%d), got %r" % (me, rank))
+        rank = int(rank)
+        comm_model = comm_model or schedule.comm_model
+        if comm_model not in _COMM_MODELS:
+            raise ValueError("comm_model must be 'rendezvous', 'eager' or "
+                             "'batched', got %r" % (comm_model,))
+        if not isinstance(watchdog, numbers.Real) or not watchdog >= 0:
+            raise ValueError("watchdog must be a number of seconds >= 0")
+        self.schedule = schedule
+        self.rank = rank
+        self.ranks = ranks
+        self.comm_model = comm_model
+        self._group = group
+        M = schedule.microbatches
+        self._microbatches = M
+
+        self._actions: List[Action] = all_actions[rank]
+        self._acts = self._tables[rank]
+        self._acts_text = self._texts[rank]
+
+        # Stages.
+        local = list(schedule.stages_of(rank))
+        if not isinstance(stages, Mapping):
+            raise TypeError("stages must be a mapping {stage: torch.nn.Module}")
+        given = set(stages)
+        if given != set(local):
+            raise ValueError("rank %d holds stages %s; stages gives %s"
+                             % (rank, local, sorted(given, key=str)))
+        self._stage_rank = list(schedule.stage_to_rank)
+        self._route = [tuple(schedule.route(m)) for m in range(M)]
+        split = {a[2] for a in self._acts if a[0] == I}
+        self._stages: Dict[int, Stage] = {
+            s: Stage(s, stages[s], split=s in split) for s in local}
+        self._has_w = {(a[1], a[2]) for a in self._acts if a[0] == W}
+        self._first_here = any(r[0] in self._stages for r in self._route)
+        self._last_here = any(r[1] in self._stages for r in self._route)
+        if self._last_here and not callable(loss_fn):
+            raise TypeError("rank %d holds the last stage of a microbatch's "
+                            "route: loss_fn(output, target) is needed" % rank)
+        self._loss_fn = loss_fn
+        self._optimizer = optimizer
+        if loss_scale is None:
+            loss_scale = 1.0 / M
+        if not isinstance(loss_scale, numbers.Real) or not math.isfinite(
+                loss_scale):
+            raise ValueError("loss_scale must be a finite number")
+        self._loss_scale = float(loss_scale)
+        self._blocking_recv = bool(blocking_recv)
+        if device is None:
+            device = torch.device("cpu")
+            for s in local:
+                for t in itertools.chain(stages[s].parameters(),
+                                         stages[s].buffers()):
+                    device = t.device
+                    break
+                else:
+                    continue
+                break
+        self.device = torch.device(device)
+        self._param_storages = set()
+        for st in self._stages.values():
+            for p in st.module.parameters():
+                self._param_storages.add(_storage(p).data_ptr())
+
+        # Handlers.
+        self._handlers: List[Optional[Callable]] = [None] * 12
+        for kind, fn in (handlers or {}).items():
+            code = _CODES.get(str(kind).upper())
+            if code is None:
+                raise ValueError("handlers: unknown action kind %r (kinds: %s)"
+                                 % (kind, ", ".join(_CODES)))
+            if not callable(fn):
+                raise TypeError("handlers[%r] must be callable" % kind)
+            self._handlers[code] = fn
+        if overlap_handler is not None and not callable(overlap_handler):
+            raise TypeError("overlap_handler must be callable")
+        self._overlap_handler = overlap_handler
+
+        # Peers as global ranks (p2p calls take global ranks).
+        if group is None:
+            self._global = list(range(ranks))
+        else:
+            get = getattr(dist, "get_global_rank", None) or getattr(
+                dist.distributed_c10d, "_get_global_rank")
+            self._global = [get(group, r) for r in range(ranks)]
+
+        # Message shapes: boundary s = the output of F(., s).
+        self._meta: Dict[int, Meta] = {}
+        self._meta_given = set()
+        for s, v in (message_shapes or {}).items():
+            if not isinstance(s, numbers.Integral) or not 0 <= s < schedule.stages:
+                raise ValueError("message_shapes: %r is not a stage" % (s,))
+            self._meta[int(s)] = _example_meta(int(s), v)
+            self._meta_given.add(int(s))
+        self._published = set()
+
+        # The store, under a prefix of this runtime's own.
+        if store is None:
+            try:
+                store = dist.distributed_c10d._get_default_store()
+            except Exception:
+                store = None
+        if name is None:
+            name = "%s/%d" % (schedule.name, next(_runtime_ids))
+        self._store = (Keys(dist.PrefixStore("pps.torch/%s/" % name, store))
+                       if store is not None else None)
+
+        # Run state.
+        self._status = Status()
+        self._cur = -1
+        self._step_no = 0
+        self._states: Dict[Tuple[int, int], StageState] = {}
+        self._out_f: Dict[Tuple[int, int], Tuple[Tensor, ...]] = {}
+        self._out_b: Dict[Tuple[int, int], Tuple[Tensor, ...]] = {}
+        self._recv_f: Dict[Tuple[int, int], _Req] = {}
+        self._recv_b: Dict[Tuple[int, int], _Req] = {}
+        self._open_sends: List[_Req] = []
+        self._batch: List[_Req] = []
+        self._send_seq = [0] * ranks
+        self._recv_seq = [0] * ranks
+        self._bytes_cache: Dict[Tuple, int] = {}
+        self._live = 0
+        self._peak = 0
+        self._live_bytes = 0
+        self._peak_bytes = 0
+        self._predicted = schedule.peak_memory_per_rank[rank]
+        self._losses: Dict[int, Tensor] = {}
+        self._inputs = None
+        self._targets = None
+        self._closed = False
+        self._trace_path = trace
+        self._us_per_unit = float(trace_us_per_unit)
+        self._events: Optional[List[Event]] = [] if trace is not None else None
+        self._start: Optional[float] = None
+        self._epoch = time.time() - time.perf_counter()
+        self._watchdog = Watchdog(self._store, rank, ranks, float(watchdog),
+                                  self._status, self.describe)
+        self._watchdog.start()
+
+    # --- public state ---------------------------------------------------------
+
+    @property
+    def live_activations(self) -> int:
+        """(microbatch, stage) states alive now on this rank."""
+        return self._live
+
+    @property
+    def peak_activations(self) -> int:
+        """The most states alive at once on this rank so far."""
+        return self._peak
+
+    @property
+    def predicted_peak_activations(self) -> int:
+        """The memory analysis' peak for this rank."""
+        return self._predicted
+
+    @property
+    def live_activation_bytes(self) -> int:
+        """Bytes the live states keep: the storages their autograd graphs
+        saved for the backward, their inputs and outputs, and the gradients
+        I keeps for W (measured on the first F of each stage and input
+        shape)."""
+        return self._live_bytes
+
+    @property
+    def peak_activation_bytes(self) -> int:
+        return self._peak_bytes
+
+    @property
+    def steps(self) -> int:
+        """Steps run so far."""
+        return self._step_no
+
+    @property
+    def stage_modules(self) -> Dict[int, torch.nn.Module]:
+        return {s: st.module for s, st in self._stages.items()}
+
+    def trace_events(self) -> List[Event]:
+        """This rank's recorded events (action index, rank, step, lane,
+        flow, flow id, start s, end s), times in seconds since the epoch."""
+        return list(self._events or [])
+
+    def describe(self) -> str:
+        """This rank's status line, as the watchdog reports it."""
+        st = self._status
+        r = self.rank
+        n = len(self._acts)
+        i = st.action
+        note = " (step %d)" % st.step if st.step else ""
+        if st.phase == NOT_STARTED:
+            return "rank %d has not started" % r
+        if st.phase in (BETWEEN_STEPS, CLOSED):
+            return "rank %d finished all %d actions" % (r, n)
+        if st.phase == FAILED:
+            return "rank %d stopped at action %d of %d" % (r, i, n)
+        cur = self._acts_text[i] if 0 <= i < n else "?"
+        kind = st.wait_kind
+        if kind == WAIT_NONE:
+            return "rank %d is running `%s` (action %d of %d)%s" % (
+                r, cur, i, n, note)
+        w = st.wait_action
+        code, mb, stage, peer, _ = self._acts[w]
+        waited = self._acts_text[w]
+        other = action_text(*partner(code, mb, stage, r))
+        verb = ("finished its actions and blocks at" if kind == WAIT_DRAIN
+                else "blocks at")
+        at = waited if kind == WAIT_DRAIN else cur
+        line = "rank %d %s `%s` waiting for rank %d to post `%s`" % (
+            r, verb, at, peer, other)
+        if kind == WAIT_RECV and w != i:
+            line += " (for `%s`, action %d)" % (waited, w)
+        return line + note
+
+    # --- running --------------------------------------------------------------
+
+    def step(self, inputs: Optional[Sequence[Any]] = None,
+             targets: Optional[Sequence[Any]] = None) -> Dict[int, Tensor]:
+        """Runs this rank's whole table once (one training step), then the
+        optimizer. inputs[m] is microbatch m's input (needed on ranks
+        holding a route's first stage), targets[m] its target (on ranks
+        holding a route's last stage). Returns {microbatch: loss} (detached,
+        unscaled) for the microbatches whose loss this rank computed.
+        Raises PipelineError naming the rank and the action if anything
+        fails; the other ranks are then stopped."""
+        if self._closed:
+            raise RuntimeError("step() after close()")
+        if self._status.phase == FAILED:
+            raise RuntimeError("step() after a failed step: the run is broken")
+        M = self._microbatches
+        for what, seq, needed in (("inputs", inputs, self._first_here),
+                                  ("targets", targets, self._last_here)):
+            if not needed:
+                continue
+            if seq is None or not hasattr(seq, "__len__") or not hasattr(
+                    seq, "__getitem__"):
+                raise TypeError("rank %d: %s must be a sequence of %d "
+                                "microbatches" % (self.rank, what, M))
+            if len(seq) != M:
+                raise ValueError("rank %d: %s has %d microbatches, the "
+                                 "schedule %d" % (self.rank, what, len(seq), M))
+        self._inputs = inputs
+        self._targets = targets
+        self._losses = {}
+        st = self._status
+        st.step = self._step_no
+        st.wait_kind = WAIT_NONE
+        st.phase = RUNNING
+        if self._start is None:
+            self._start = time.perf_counter()
+        try:
+            self._run_table()
+            if self._optimizer is not None:
+                self._cur = len(self._acts) - 1
+                try:
+                    self._optimizer.step()
+                    self._optimizer.zero_grad(set_to_none=True)
+                except Exception as e:
+                    raise PipelineError("rank %d: the optimizer step threw: "
+                                        "%s: %s" % (self.rank,
+                                                    type(e).__name__, e)) from e
+            if self._peak != self._predicted:
+                raise PipelineError(
+                    "rank %d: measured peak activations %d differ from the "
+                    "memory analysis (%d)" % (self.rank, self._peak,
+                                              self._predicted))
+        except BaseException as e:
+            st.phase = FAILED
+            self._watchdog.announce_failure(
+                str(e) if isinstance(e, PipelineError) else
+                "rank %d failed: %s: %s" % (self.rank, type(e).__name__, e))
+            raise
+        finally:
+            self._inputs = None
+            self._targets = None
+        st.phase = BETWEEN_STEPS
+        self._step_no += 1
+        return self._losses
+
+    def _run_table(self) -> None:
+        acts = self._acts
+        n = len(acts)
+        st = self._status
+        handlers = self._handlers
+        batched = self.comm_model == "batched"
+        i = 0
+        try:
+            while i < n:
+                a = acts[i]
+                self._cur = i
+                st.action = i
+                code = a[0]
+                if code <= B and a[4] and i + 1 < n:
+                    if self._overlap_handler is not None:
+                        self._overlap_handler(self._actions[i],
+                                              self._actions[i + 1], self)
+                    else:
+                        self._run_action(i, a, handlers)
+                        self._cur = i + 1
+                        st.action = i + 1
+                        self._run_action(i + 1, acts[i + 1], handlers)
+                    i += 2
+                    st.progress += 1
+                    continue
+                self._run_action(i, a, handlers)
+                st.progress += 1
+                if batched and self._batch and (
+                        i + 1 == n or not SEND_F <= acts[i + 1][0] <= RECV_B):
+                    self._drain_batch()
+                i += 1
+            self._cur = n - 1
+            for req in self._open_sends:
+                self._wait(req, WAIT_DRAIN)
+                self._record_send(req)
+            self._open_sends = []
+            # Receives nothing consumed still have to complete (their
+            # senders wait for them); their data is dropped.
+            for posted in (self._recv_f, self._recv_b):
+                for req in posted.values():
+                    self._wait(req, WAIT_DRAIN)
+                posted.clear()
+        except PipelineError:
+            raise
+        except Exception as e:
+            i = self._cur
+            text = self._acts_text[i] if 0 <= i < n else "?"
+            raise PipelineError("rank %d: action %d `%s` threw: %s: %s"
+                                % (self.rank, i, text, type(e).__name__,
+                                   e)) from e
+
+    def _run_action(self, i: int, a: Tuple, handlers) -> None:
+        h = handlers[a[0]]
+        if h is not None:
+            h(self._actions[i], self)
+        else:
+            self._default(a[0], a[1], a[2], a[3])
+
+    def run_default(self, action: Action) -> None:
+        """The built-in behaviour of an action (from inside a handler)."""
+        code = _CODES.get(action.kind)
+        if code is None:
+            raise ValueError("not an action: %r" % (action,))
+        self._default(code, action.microbatch, action.stage, action.peer)
+
+    def _default(self, code: int, mb: int, stage: int, peer: int) -> None:
+        if code == F:
+            self._forward(mb, stage)
+        elif code == I or code == B:
+            self._backward(code, mb, stage)
+        elif code == W:
+            self._weight(mb, stage)
+        elif code <= RECV_B:
+            self._post(code, mb, stage, peer)
+        # UNSHARD, RESHARD, REDUCE_GRAD, IDLE: nothing unless handled.
+
+    def _err(self, message: str) -> PipelineError:
+        i = self._cur
+        text = self._acts_text[i] if 0 <= i < len(self._acts) else "?"
+        return PipelineError("rank %d: action %d `%s`: %s"
+                             % (self.rank, i, text, message))
+
+    def _record(self, index: int, lane: int, t0: float, t1: float,
+                flow: int = 0, fid: int = 0) -> None:
+        self._events.append((index, self.rank, self._step_no, lane, flow, fid,
+                             t0, t1))
+
+    # --- compute --------------------------------------------------------------
+
+    def _stage(self, s: int) -> Stage:
+        st = self._stages.get(s)
+        if st is None:
+            raise self._err("stage %d is not held by rank %d" % (s, self.rank))
+        return st
+
+    def _forward(self, mb: int, s: int) -> None:
+        index = self._cur
+        t0 = time.perf_counter()
+        key = (mb, s)
+        stage = self._stage(s)
+        if not 0 <= mb < self._microbatches:
+            raise self._err("microbatch %d is out of range" % mb)
+        if key in self._states:
+            raise self._err("F%d@%d runs again while its activations are live"
+                            % (mb, s))
+        first, last = self._route[mb]
+        state = StageState()
+        if s > first:
+            args = self._take_input(mb, s, False)
+            state.inputs = args
+        else:
+            x = self._inputs[mb]
+            args = tuple(x) if isinstance(x, (tuple, list)) else (x,)
+        self._states[key] = state
+        self._live += 1
+        if self._live > self._peak:
+            self._peak = self._live
+        out = stage.forward(state, args)
+        if s == last:
+            loss = self._loss_fn(out, self._targets[mb])
+            if not isinstance(loss, Tensor) or loss.numel() != 1:
+                raise self._err("loss_fn must return a tensor with one "
+                                "element, got %s" % (
+                                    type(loss).__name__ if not isinstance(
+                                        loss, Tensor) else
+                                    "shape %s" % list(loss.shape)))
+            state.loss = loss.detach()
+            self._losses[mb] = state.loss
+            if loss.requires_grad:
+                state.roots = [loss * self._loss_scale
+                               if self._loss_scale != 1.0 else loss]
+            outs: Tuple[Tensor, ...] = ()
+        else:
+            outs = as_tensors(out, "the output of stage %d" % s)
+            state.outputs = outs
+            state.roots = [t for t in outs if t.requires_grad]
+            self._out_f[key] = outs
+            if (s not in self._published and s not in self._meta_given
+                    and self._stage_rank[s + 1] != self.rank):
+                self._publish_meta(s, outs)
+        stage.plan(state)
+        sig = (s, tuple((tuple(x.shape), x.dtype) for x in args
+                        if isinstance(x, Tensor)),
+               len(state.records) if state.records is not None else -1)
+        nbytes = self._bytes_cache.get(sig)
+        if nbytes is None:
+            nbytes = _graph_bytes(state.roots,
+                                  [x for x in args if isinstance(x, Tensor)]
+                                  + list(outs), self._param_storages)
+            self._bytes_cache[sig] = nbytes
+        state.nbytes = nbytes
+        self._live_bytes += nbytes
+        if self._live_bytes > self._peak_bytes:
+            self._peak_bytes = self._live_bytes
+        if self._events is not None:
+            self._record(index, 0, t0, time.perf_counter())
+
+    def _backward(self, code: int, mb: int, s: int) -> None:
+        index = self._cur
+        t0 = time.perf_counter()
+        key = (mb, s)
+        stage = self._stage(s)
+        state = self._states.get(key)
+        if state is None:
+            raise self._err("runs before `F%d@%d` (no live activations)"
+                            % (mb, s))
+        first, last = self._route[mb]
+        if s < last:
+            grads = self._take_input(mb, s, True)
+            floats = [t for t in state.outputs if t.is_floating_point()]
+            if len(grads) != len(floats):
+                raise self._err("received %d gradients for %d floating-point "
+                                "outputs" % (len(grads), len(floats)))
+            state.root_grads = [g for t, g in zip(floats, grads)
+                                if t.requires_grad]
+        if code == B:
+            gin = stage.backward(state)
+        else:
+            keep = key in self._has_w
+            gin = stage.backward_input(state, keep)
+            if keep and state.captured:
+                extra = sum(g.numel() * g.element_size()
+                            for g in state.captured if g is not None)
+                state.nbytes += extra
+                self._live_bytes += extra
+                if self._live_bytes > self._peak_bytes:
+                    self._peak_bytes = self._live_bytes
+        if s > first:
+            xs = [x for x in state.inputs if x.requires_grad]
+            self._out_b[key] = tuple(
+                g if g is not None else torch.zeros_like(x)
+                for x, g in zip(xs, gin))
+        if code == B or key not in self._has_w:
+            self._release(key)
+        if self._events is not None:
+            self._record(index, 0, t0, time.perf_counter())
+
+    def _weight(self, mb: int, s: int) -> None:
+        index = self._cur
+        t0 = time.perf_counter()
+        key = (mb, s)
+        stage = self._stage(s)
+        state = self._states.get(key)
+        if state is None:
+            raise self._err("runs before `F%d@%d` (no live activations)"
+                            % (mb, s))
+        stage.backward_weight(state)
+        self._release(key)
+        if self._events is not None:
+            self._record(index, 0, t0, time.perf_counter())
+
+    def _release(self, key: Tuple[int, int]) -> None:
+        state = self._states.pop(key)
+        self._live -= 1
+        self._live_bytes -= state.nbytes
+
+    def _take_input(self, mb: int, s: int, grad: bool) -> Tuple[Tensor, ...]:
+        """The input of F(mb, s) (leaves) or the output gradient of
+        B/I(mb, s): from the local producer, or the posted receive (waited
+        on here: deferred wait)."""
+        frm = s + 1 if grad else s - 1
+        if self._stage_rank[frm] == self.rank:
+            got = (self._out_b if grad else self._out_f).pop((mb, frm), None)
+            if got is None:
+                raise self._err(
+                    "needs the %s of `%s%d@%d`, which has not run on this "
+                    "rank before it" % ("input gradient" if grad else "output",
+                                        "B" if grad else "F", mb, frm))
+            if grad:
+                return got
+            return tuple(t.detach().requires_grad_() if t.is_floating_point()
+                         else t.detach() for t in got)
+        req = (self._recv_b if grad else self._recv_f).pop((mb, s), None)
+        if req is None:
+            need = action_text(RECV_B if grad else RECV_F, mb, s,
+                               self._stage_rank[frm])
+            raise self._err("needs `%s` before it, but no such receive was "
+                            "posted" % need)
+        self._wait(req, WAIT_RECV)
+        if self._events is not None:
+            self._record(req.index, 1, req.post, req.end, 2,
+                         flow_id(req.peer, self.rank, self.ranks, req.seq))
+        got = tuple(req.tensors)
+        req.tensors = []
+        if grad:
+            return got
+        return tuple(t.requires_grad_() if t.is_floating_point() else t
+                     for t in got)
+
+    # --- communication --------------------------------------------------------
+
+    def _publish_meta(self, s: int, outs: Sequence[Tensor]) -> None:
+        meta = _meta_of(outs)
+        self._meta[s] = meta
+        self._published.add(s)
+        if self._store is None:
+            raise self._err("no store to publish the shapes of stage %d's "
+                            "output in: give message_shapes" % s)
+        self._store.put("meta/%d" % s, _encode_meta(meta))
+
+    def _recv_meta(self, code: int, mb: int, s: int) -> Meta:
+        if code == RECV_F:
+            boundary = s - 1
+            meta = self._meta.get(boundary)
+            if meta is None:
+                meta = self._fetch_meta(boundary)
+            return meta
+        meta = self._meta.get(s)
+        if meta is None:
+            raise self._err("comes before any forward of stage %d ran on this "
+                            "rank, so the shapes of its message are unknown "
+                            "(give message_shapes)" % s)
+        return _float_meta(meta)
+
+    def _fetch_meta(self, boundary: int) -> Meta:
+        """Waits (as for the message itself) until the rank of stage
+        `boundary` has published the shapes of its output."""
+        if self._store is None:
+            raise self._err("no store to read the shapes of stage %d's output "
+                            "from: give message_shapes" % boundary)
+        key = "meta/%d" % boundary
+        st = self._status
+        st.wait_action = self._cur
+        st.wait_kind = WAIT_RECV
+        try:
+            pause = 0.0005
+            while not self._store.has(key):
+                time.sleep(pause)
+                pause = min(pause * 2, 0.01)
+            text = self._store.get(key)
+        except PipelineError:
+            raise
+        except Exception as e:
+            raise self._err("cannot read the shapes of stage %d's output "
+                            "from the store: %s" % (boundary, e)) from e
+        finally:
+            st.wait_kind = WAIT_NONE
+        meta = _decode_meta(text)
+        self._meta[boundary] = meta
+        return meta
+
+    def _post(self, code: int, mb: int, s: int, peer: int) -> None:
+        send = code == SEND_F or code == SEND_B
+        fwd = code == SEND_F or code == RECV_F
+        if not 0 <= peer < self.ranks or peer == self.rank:
+            raise self._err("bad peer rank %d" % peer)
+        self._stage(s)
+        if not 0 <= mb < self._microbatches:
+            raise self._err("microbatch %d is out of range" % mb)
+        req = _Req(self._cur, code, mb, s, peer)
+        dist = self._dist
+        dst = self._global[peer]
+        if send:
+            got = (self._out_f if fwd else self._out_b).pop((mb, s), None)
+            if got is None:
+                raise self._err("has no data to send: `%s%d@%d` has not run "
+                                "before it" % ("F" if fwd else "B", mb, s))
+            tensors = [t.detach().contiguous() for t in got]
+            self._check_send(code, mb, s, peer, tensors)
+            req.tensors = tensors
+            req.seq = self._send_seq[peer]
+            self._send_seq[peer] += 1
+            req.post = time.perf_counter()
+            if self.comm_model == "batched":
+                self._batch.append(req)
+                return
+            req.works = [dist.isend(t, dst, group=self._group)
+                         for t in tensors]
+            if self.comm_model == "eager":
+                self._open_sends.append(req)
+                return
+            self._wait(req, WAIT_SEND)
+            self._record_send(req)
+            return
+        posted = self._recv_f if fwd else self._recv_b
+        if (mb, s) in posted:
+            raise self._err("the same receive is posted twice")
+        meta = self._recv_meta(code, mb, s)
+        req.tensors = [torch.empty(shape, dtype=dt, device=self.device)
+                       for shape, dt in meta]
+        req.seq = self._recv_seq[peer]
+        self._recv_seq[peer] += 1
+        req.post = time.perf_counter()
+        posted[(mb, s)] = req
+        if self.comm_model == "batched":
+            self._batch.append(req)
+            return
+        req.works = [dist.irecv(t, dst, group=self._group)
+                     for t in req.tensors]
+        if self._blocking_recv:
+            self._wait(req, WAIT_RECV)
+
+    def _check_send(self, code: int, mb: int, s: int, peer: int,
+                    tensors: Sequence[Tensor]) -> None:
+        if code == SEND_F:
+            boundary = s
+            expect = self._meta.get(s)
+        else:
+            boundary = s - 1
+            expect = self._meta.get(s - 1)
+            expect = _float_meta(expect) if expect is not None else None
+        if expect is None:
+            raise self._err("the shapes of the messages of stage %d are "
+                            "unknown on rank %d" % (boundary, self.rank))
+        actual = _meta_of(tensors)
+        if actual == expect:
+            return
+        other = action_text(*partner(code, mb, s, self.rank))
+        where = ("as given in message_shapes" if boundary in self._meta_given
+                 else "the shapes of stage %d's first %s" % (
+                     boundary, "output" if code == SEND_F
+                     else "input gradient"))
+        raise self._err(
+            "the message is %s, but rank %d receives `%s` into %s (%s; a "
+            "stage boundary carries the same shapes for every microbatch)"
+            % (format_meta(actual), peer, other, format_meta(expect), where))
+
+    def _wait(self, req: _Req, kind: int) -> None:
+        st = self._status
+        if not req.done:
+            st.wait_action = req.index
+            st.wait_kind = kind
+            try:
+                for w in req.works:
+                    w.wait()
+            except Exception as e:
+                raise PipelineError(
+                    "rank %d: `%s` failed in the transport: %s"
+                    % (self.rank, action_text(req.code, req.mb, req.stage,
+                                              req.peer), e)) from e
+            finally:
+                st.wait_kind = WAIT_NONE
+            req.done = True
+            req.works = None
+            req.end = time.perf_counter()
+        st.progress += 1
+
+    def _record_send(self, req: _Req) -> None:
+        req.tensors = []
+        if self._events is not None:
+            self._record(req.index, 1, req.post, req.end, 1,
+                         flow_id(self.rank, req.peer, self.ranks, req.seq))
+
+    def _drain_batch(self) -> None:
+        dist = self._dist
+        ops = []
+        for req in self._batch:
+            op = dist.isend if req.code in (SEND_F, SEND_B) else dist.irecv
+            dst = self._global[req.peer]
+            for t in req.tensors:
+                ops.append(dist.P2POp(op, t, dst, self._group))
+        works = dist.batch_isend_irecv(ops) if ops else []
+        k = 0
+        for req in self._batch:
+            req.works = works[k:k + len(req.tensors)]
+            k += len(req.tensors)
+        st = self._status
+        for req in self._batch:
+            self._cur = req.index
+            st.action = req.index
+            send = req.code in (SEND_F, SEND_B)
+            self._wait(req, WAIT_SEND if send else WAIT_RECV)
+            if send:
+                self._record_send(req)
+        self._batch = []
+
+    # --- the end --------------------------------------------------------------
+
+    def close(self, timeout: float = 300.0) -> None:
+        """Ends this rank's part of the run: stops the watchdog and, with
+        trace=path, gathers every rank's events and writes the trace (rank 0
+        waits up to `timeout` seconds for the other ranks' close()). Also
+        called when the runtime is used as a context manager."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._status.phase != FAILED:
+            self._status.phase = CLOSED
+        self._watchdog.announce_closed()
+        self._watchdog.stop()
+        for st in self._stages.values():
+            st.remove_hooks()
+        if self._trace_path is not None:
+            self._write_trace(timeout)
+
+    def __enter__(self) -> "PipelineRuntime":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _write_trace(self, timeout: float) -> None:
+        epoch = self._epoch
+        start = (self._start + epoch) if self._start is not None else None
+        mine = {"start": start,
+                "events": [list(e[:6]) + [e[6] + epoch, e[7] + epoch]
+                           for e in (self._events or [])]}
+        store = self._store
+        if store is None:
+            raise RuntimeError("no store to gather the trace through")
+        store.put("trace/%d" % self.rank, json.dumps(mine))
+        if self.rank != 0:
+            return
+        deadline = time.monotonic() + timeout
+        parts: Dict[int, Any] = {}
+        while len(parts) < self.ranks:
+            for r in range(self.ranks):
+                if r not in parts and store.has("trace/%d" % r):
+                    parts[r] = json.loads(store.get("trace/%d" % r))
+            if len(parts) == self.ranks or time.monotonic() > deadline:
+                break
+            time.sleep(0.01)
+        starts = [p["start"] for p in parts.values() if p["start"] is not None]
+        t0 = min(starts) if starts else 0.0
+        events: List[Event] = []
+        for p in parts.values():
+            for e in p["events"]:
+                events.append((int(e[0]), int(e[1]), int(e[2]), int(e[3]),
+                               int(e[4]), int(e[5]), (e[6] - t0) * 1e6,
+                               (e[7] - t0) * 1e6))
+        write_chrome_trace(self._trace_path, self.schedule.name, self.ranks,
+                           self._tables, self._texts, events,
+                           self._us_per_unit)
+        if len(parts) < self.ranks:
+            missing = sorted(set(range(self.ranks)) - set(parts))
+            raise PipelineError("the trace lacks ranks %s: they did not "
+                                "close() within %g s" % (missing, timeout))

@@ -1,0 +1,220 @@
+"""pps.torch end to end: 4 processes (torch.multiprocessing spawn, gloo on
+CPU) train a small transformer split over pipeline stages for 3 steps
+under stdlib schedules and comm models; every stage's weights and every
+loss must equal an unpipelined single-process run. Also: the watchdog
+stops a deadlocking schedule with every rank's blocked action in the
+lint's words, a message with another shape is refused naming both ranks
+and the action, a FIFO mismatch is refused before anything is sent, and
+the measured trace has the simulator's layout.
+
+Float tolerance: the model runs in float64. A pipeline computes exactly
+the reference's operations on exactly the same numbers; what may differ is
+the order in which microbatch gradients are summed into .grad (a
+schedule's backward order) and, for split backwards, that a weight
+gradient is summed from captured output gradients rather than in the same
+autograd call. Each is a rounding of float64 (~1e-16 relative), so after
+3 optimizer steps agreement to rtol 1e-9 / atol 1e-12 leaves a margin of
+several orders of magnitude and still fails on any real mistake (a lost or
+doubled microbatch changes weights by ~1e-3). In practice they agree
+bit for bit."""
+
+import json
+import os
+import re
+import time
+
+import pytest
+
+torch = pytest.importorskip("torch")
+mp = pytest.importorskip("torch.multiprocessing")
+dist = pytest.importorskip("torch.distributed")
+if not dist.is_available() or not dist.is_gloo_available():
+    pytest.skip("torch.distributed with gloo is not available",
+                allow_module_level=True)
+
+import pps  # noqa: E402
+import pps.torch  # noqa: E402
+import pps_torch_harness as H  # noqa: E402
+from conftest import SOURCE_DIR, run_ppsc  # noqa: E402
+
+STEPS = 3
+RTOL, ATOL = 1e-9, 1e-12
+
+
+def pipeline(name, schedule, body):
+    return "pipeline %s {\n  %s\n  schedule %s();\n}\n" % (name, body, schedule)
+
+
+FOUR = "ranks 4; stages 4; microbatches 8;"
+EIGHT = "ranks 4; stages 2 * P; microbatches 8;"
+EIGHT_V = "ranks 4; stages 2 * P placement v; microbatches 8;"
+JOBS = {
+    "one_f_one_b": pipeline("one_f_one_b", "one_f_one_b", FOUR),
+    "interleaved_1f1b": pipeline("interleaved_1f1b", "interleaved_1f1b", EIGHT),
+    "zb_h1": pipeline("zb_h1", "zb_h1", FOUR),
+    "zb_v": pipeline("zb_v", "zb_v", EIGHT_V),
+    "dualpipe_v": pipeline("dualpipe_v", "dualpipe_v", EIGHT_V),
+    # Bidirectional: two routes, two last stages computing losses.
+    "dualpipe": pipeline("dualpipe", "dualpipe",
+                         "ranks 4; stages 2 * P placement v; directions 2; "
+                         "microbatches 8;"),
+    # The other comm models.
+    "interleaved_1f1b_eager": pipeline("interleaved_1f1b_eager",
+                                       "interleaved_1f1b", EIGHT),
+    "zb_v_batched": pipeline("zb_v_batched", "zb_v", EIGHT_V),
+}
+COMM = {"interleaved_1f1b_eager": "eager", "zb_v_batched": "batched"}
+TRACED = "zb_h1"
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    """Runs every job in one set of 4 processes; returns their output dir."""
+    out = tmp_path_factory.mktemp("pps_torch")
+    jobs = []
+    for name, source in JOBS.items():
+        job = {"name": name, "source": source, "steps": STEPS}
+        if name in COMM:
+            job["comm_model"] = COMM[name]
+        if name == TRACED:
+            job["trace"] = str(out / "trace.json")
+        jobs.append(job)
+    (out / "jobs.json").write_text(json.dumps(jobs))
+    try:
+        mp.spawn(H.train_worker, args=(4, H.free_port(), str(out / "jobs.json"),
+                                       str(out)), nprocs=4)
+    except Exception:
+        errors = "".join((out / f).read_text() for f in sorted(os.listdir(out))
+                         if f.startswith("error."))
+        pytest.fail("the workers failed:\n" + errors)
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(JOBS))
+def test_training_equals_unpipelined_reference(trained, name):
+    s = pps.compile(JOBS[name])
+    ref_weights, ref_losses = H.reference(s.stages, s.directions,
+                                          s.microbatches, STEPS)
+    seen_stages = set()
+    losses = {}
+    for rank in range(4):
+        res = torch.load(str(trained / ("%s.%d.pt" % (name, rank))))
+        assert set(res["weights"]) == set(s.stages_of(rank))
+        for stage, sd in res["weights"].items():
+            seen_stages.add(stage)
+            init = H.make_stage(s.stages, s.directions, stage).state_dict()
+            for key, value in sd.items():
+                ref = ref_weights[stage][key]
+                assert torch.allclose(value, ref, rtol=RTOL, atol=ATOL), (
+                    "stage %d %s: max |diff| %g" % (
+                        stage, key, (value - ref).abs().max()))
+                # The weights moved: equality is not the initial state's.
+                if value.dtype.is_floating_point and key.endswith("weight"):
+                    assert (value - init[key]).abs().max() > 1e-4, key
+        for step, got in enumerate(res["losses"]):
+            for mb, loss in got.items():
+                assert (step, mb) not in losses
+                losses[(step, mb)] = loss
+        # The measured peak activations equal the memory analysis, and
+        # every activation was released.
+        assert res["peak"] == res["predicted"] == s.peak_memory_per_rank[rank]
+        assert res["live"] == 0
+        assert res["peak_bytes"] > 0
+    assert seen_stages == set(range(s.stages))
+    # Each microbatch's loss computed once, on the last stage of its route.
+    assert len(losses) == STEPS * s.microbatches
+    for (step, mb), loss in losses.items():
+        assert loss == pytest.approx(ref_losses[step][mb], rel=RTOL)
+
+
+def test_trace_has_the_simulator_layout(trained, tmp_path):
+    data = json.loads((trained / "trace.json").read_text())
+    assert data["otherData"]["source"] == "measured"
+    assert data["otherData"]["pipeline"] == TRACED
+    events = [e for e in data["traceEvents"] if e["ph"] == "X"]
+    s = pps.compile(JOBS[TRACED])
+    # Every compute and comm action of every rank, once per step, named in
+    # the text form, on the lane the simulator puts it.
+    for rank in range(4):
+        texts = sorted(a.text for a in s.actions(rank))
+        for step in range(STEPS):
+            got = sorted(e["name"] for e in events
+                         if e["pid"] == rank and e["args"]["step"] == step)
+            assert got == texts
+    for e in events:
+        assert e["tid"] == (1 if e["cat"] in ("send", "recv") else 0)
+        assert e["ts"] >= 0 and e["dur"] >= 0
+    # Each message: a flow from its send to the completion of its receive.
+    flows = [e for e in data["traceEvents"] if e.get("cat") == "flow"]
+    starts = {e["id"] for e in flows if e["ph"] == "s"}
+    ends = {e["id"] for e in flows if e["ph"] == "f"}
+    assert starts == ends and len(starts) == STEPS * sum(
+        1 for r in range(4) for a in s.actions(r) if a.is_send)
+    # The simulator's trace of the same schedule names the same events on
+    # the same ranks and lanes.
+    path = tmp_path / "s.pps"
+    path.write_text(JOBS[TRACED])
+    sim = run_ppsc("sim", "--format=chrome", str(path))
+    assert sim.returncode == 0, sim.stderr
+    simulated = sorted((e["pid"], e["tid"], e["name"])
+                       for e in json.loads(sim.stdout)["traceEvents"]
+                       if e["ph"] == "X" and e["tid"] in (0, 1))
+    measured = sorted((e["pid"], e["tid"], e["name"]) for e in events
+                      if e["args"]["step"] == 0)
+    assert measured == simulated
+
+
+def test_watchdog_stops_a_deadlock_with_a_report(capfd):
+    # tests/exec/deadlock.pps: the lint rejects it; compile() lowers it
+    # without the deadlock check.
+    with open(os.path.join(SOURCE_DIR, "tests", "exec", "deadlock.pps")) as f:
+        source = f.read()
+    assert pps.lint(source).errors > 0
+    watchdog = 2.0
+    with pytest.raises(mp.ProcessExitedException) as info:
+        mp.spawn(H.stall_worker, args=(2, H.free_port(), source, watchdog),
+                 nprocs=2)
+    end = time.time()
+    assert info.value.exit_code == 3
+    err = capfd.readouterr().err
+    starts = [float(x) for x in re.findall(r"step start ([0-9.]+)", err)]
+    assert len(starts) == 2
+    assert "step returned" not in err
+    assert end - max(starts) < watchdog + 5
+    assert ("error: watchdog: no rank made progress for 2 s; the schedule is "
+            "stuck:\n"
+            "  rank 0 blocks at `send F1@0 -> 1` waiting for rank 1 to post "
+            "`recv F1@1 <- 0`\n"
+            "  rank 1 blocks at `send B0@1 -> 0` waiting for rank 0 to post "
+            "`recv B0@0 <- 1`\n") in err
+
+
+def test_shape_mismatch_names_both_ranks_and_the_action(tmp_path):
+    with pytest.raises(mp.ProcessRaisedException):
+        mp.spawn(H.mismatch_worker, args=(2, H.free_port(), str(tmp_path)),
+                 nprocs=2)
+    message = (tmp_path / "error.0.txt").read_text()
+    assert message == (
+        "rank 0: action 3 `send F1@0 -> 1`: the message is float64[2, 7, 16], "
+        "but rank 1 receives `recv F1@1 <- 0` into float64[2, 8, 16] (the "
+        "shapes of stage 0's first output; a stage boundary carries the same "
+        "shapes for every microbatch)")
+
+
+def test_fifo_mismatch_is_refused_before_anything_runs():
+    s = pps.compile(os.path.join(SOURCE_DIR, "tests", "exec",
+                                 "fifo_mismatch.pps"))
+    with pytest.raises(pps.torch.PipelineError) as info:
+        pps.torch.PipelineRuntime(s, 0, {0: torch.nn.Identity()}, None)
+    assert str(info.value) == (
+        "error: the 1st send from rank 0 to rank 1 is `send F0@0 -> 1`, but "
+        "the 1st receive at rank 1 from rank 0 is `recv F1@1 <- 0` (messages "
+        "on one channel are matched in order) [fifo-mismatch]")
+
+
+def test_needs_an_initialised_process_group():
+    s = pps.compile(pipeline("p", "one_f_one_b", FOUR))
+    with pytest.raises(RuntimeError, match="init_process_group"):
+        pps.torch.PipelineRuntime(s, 0, {0: torch.nn.Identity()}, None)
+    with pytest.raises(TypeError, match="pps.Schedule"):
+        pps.torch.PipelineRuntime("schedule.pps", 0, {}, None)
