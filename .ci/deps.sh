@@ -4,13 +4,14 @@
 pps_install_deps() {
   # help2man: the man page; dpkg-dev, file: cpack -G DEB (dpkg-shlibdeps);
   # pkgconf: the by-hand build test (tests/install); git, clang-format-14,
-  # clang-tidy-14: .ci/style.
+  # clang-tidy-14: .ci/style; python3-torch: pps.torch and its tests
+  # (python/tests/test_torch_*).
   local pkgs=(cmake ninja-build g++ python3 antlr4 libantlr4-runtime-dev
               llvm-14-dev llvm-14-tools libfmt-dev libgtest-dev
               libbenchmark-dev libopenmpi-dev openmpi-bin
               help2man dpkg-dev file pkgconf
               pybind11-dev python3-dev python3-pytest python3-pip
-              git clang-format-14 clang-tidy-14)
+              git clang-format-14 clang-tidy-14 python3-torch)
   local missing=()
   for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

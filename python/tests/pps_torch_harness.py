@@ -156,7 +156,7 @@ def _init(rank, world, port):
 
 def train_worker(rank, world, port, jobs_path, out_dir):
     """Runs every job of jobs_path (JSON: name, source, steps, comm_model,
-    trace) on this rank and saves the stage weights, losses and peaks to
+    trace, handlers) on this rank and saves the stage weights, losses and peaks to
     out_dir/<job>.<rank>.pt; an exception is written to
     out_dir/error.<rank>.txt and re-raised."""
     try:
@@ -171,10 +171,25 @@ def train_worker(rank, world, port, jobs_path, out_dir):
             mods = {st: make_stage(s.stages, s.directions, st) for st in local}
             opt = make_optimizer([p for m in mods.values()
                                   for p in m.parameters()])
+            counts = {}
+            extra = {}
+            if job.get("handlers"):
+                # Control actions reach user hooks; overlap pairs go
+                # through a handler that runs both halves.
+                def count(action, runtime):
+                    counts[action.kind] = counts.get(action.kind, 0) + 1
+
+                def pair(first, second, runtime):
+                    counts["OVERLAP"] = counts.get("OVERLAP", 0) + 1
+                    runtime.run_default(first)
+                    runtime.run_default(second)
+                extra = {"handlers": {k: count for k in
+                                      ("UNSHARD", "RESHARD", "REDUCE_GRAD")},
+                         "overlap_handler": pair}
             rt = pps.torch.PipelineRuntime(
                 s, rank, mods, loss_fn, opt,
                 comm_model=job.get("comm_model"), watchdog=60,
-                trace=job.get("trace"))
+                trace=job.get("trace"), **extra)
             losses = []
             for step in range(job["steps"]):
                 xs, ys = data(s.microbatches, step)
@@ -188,7 +203,8 @@ def train_worker(rank, world, port, jobs_path, out_dir):
                         "peak": rt.peak_activations,
                         "predicted": rt.predicted_peak_activations,
                         "peak_bytes": rt.peak_activation_bytes,
-                        "live": rt.live_activations},
+                        "live": rt.live_activations,
+                        "counts": counts},
                        os.path.join(out_dir, "%s.%d.pt" % (job["name"], rank)))
         dist.destroy_process_group()
     except BaseException:

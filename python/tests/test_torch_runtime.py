@@ -62,8 +62,16 @@ JOBS = {
     "interleaved_1f1b_eager": pipeline("interleaved_1f1b_eager",
                                        "interleaved_1f1b", EIGHT),
     "zb_v_batched": pipeline("zb_v_batched", "zb_v", EIGHT_V),
+    # Overlap pairs, and FSDP control actions, through handlers.
+    "interleaved_1f1b_overlap": pipeline(
+        "interleaved_1f1b_overlap", "interleaved_1f1b_overlap",
+        EIGHT + " cost { overlap = 2.5; }"),
+    "fsdp_interleaved_1f1b": pipeline("fsdp_interleaved_1f1b",
+                                      "interleaved_1f1b",
+                                      EIGHT + " fsdp prefetch 1;"),
 }
 COMM = {"interleaved_1f1b_eager": "eager", "zb_v_batched": "batched"}
+HANDLERS = {"interleaved_1f1b_overlap", "fsdp_interleaved_1f1b"}
 TRACED = "zb_h1"
 
 
@@ -78,6 +86,8 @@ def trained(tmp_path_factory):
             job["comm_model"] = COMM[name]
         if name == TRACED:
             job["trace"] = str(out / "trace.json")
+        if name in HANDLERS:
+            job["handlers"] = True
         jobs.append(job)
     (out / "jobs.json").write_text(json.dumps(jobs))
     try:
@@ -120,6 +130,13 @@ def test_training_equals_unpipelined_reference(trained, name):
         assert res["peak"] == res["predicted"] == s.peak_memory_per_rank[rank]
         assert res["live"] == 0
         assert res["peak_bytes"] > 0
+        if name in HANDLERS:
+            expect = {}
+            for a in s.actions(rank):
+                if a.is_control or a.overlap_next:
+                    kind = "OVERLAP" if a.overlap_next else a.kind
+                    expect[kind] = expect.get(kind, 0) + STEPS
+            assert expect and res["counts"] == expect
     assert seen_stages == set(range(s.stages))
     # Each microbatch's loss computed once, on the last stage of its route.
     assert len(losses) == STEPS * s.microbatches
@@ -218,3 +235,36 @@ def test_needs_an_initialised_process_group():
         pps.torch.PipelineRuntime(s, 0, {0: torch.nn.Identity()}, None)
     with pytest.raises(TypeError, match="pps.Schedule"):
         pps.torch.PipelineRuntime("schedule.pps", 0, {}, None)
+
+
+def test_the_documented_training_script_runs_under_torchrun(tmp_path):
+    """docs/python.md's example, as written, under torchrun (4 processes)."""
+    with open(os.path.join(SOURCE_DIR, "docs", "python.md")) as f:
+        doc = f.read()
+    m = re.search(r"<!-- pps.torch example: begin -->\n```python\n(.*?)```\n"
+                  r"<!-- pps.torch example: end -->", doc, re.S)
+    assert m, "the example's markers are missing from docs/python.md"
+    (tmp_path / "train.py").write_text(m.group(1))
+    import subprocess
+    import sys
+    # The flags of docs/python.md, with a free port for the rendezvous
+    # instead of --standalone's fixed one.
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--nnodes=1",
+           "--nproc_per_node=4", "--rdzv_backend=c10d",
+           "--rdzv_endpoint=127.0.0.1:%d" % H.free_port(), "--redirects", "1",
+           "--tee", "1", "train.py"]
+    here = os.path.dirname(os.path.dirname(os.path.abspath(pps.__file__)))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [here] + [x for x in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+                  if x]))
+    p = subprocess.run(cmd, cwd=str(tmp_path), capture_output=True, text=True,
+                       timeout=300, env=env)
+    assert p.returncode == 0, p.stdout + p.stderr
+    for step in range(5):
+        assert "step %d: loss" % step in p.stdout
+    peaks = re.findall(r"rank (\d): peak activations (\d+) \(memory analysis "
+                       r"(\d+)\)", p.stdout)
+    assert sorted(int(r) for r, _, _ in peaks) == [0, 1, 2, 3]
+    assert all(a == b for _, a, b in peaks)
+    trace = json.loads((tmp_path / "trace.json").read_text())
+    assert trace["otherData"]["pipeline"] == "train"

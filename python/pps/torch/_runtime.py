@@ -33,6 +33,7 @@ import itertools
 import json
 import math
 import numbers
+import os
 import time
 from typing import (Any, Callable, Dict, List, Mapping, Optional, Sequence,
                     Tuple)
@@ -465,6 +466,14 @@ class PipelineRuntime:
             raise TypeError("overlap_handler must be callable")
         self._overlap_handler = overlap_handler
 
+        try:
+            backend = str(dist.get_backend(group)).lower()
+        except Exception:
+            backend = ""
+        # Waits block the host by polling on NCCL (not on gloo, where a
+        # work's is_completed() stays False until wait() is called).
+        self._host_poll = backend == "nccl"
+        self.backend = backend
         # Peers as global ranks (p2p calls take global ranks).
         if group is None:
             self._global = list(range(ranks))
@@ -517,6 +526,11 @@ class PipelineRuntime:
         self._inputs = None
         self._targets = None
         self._closed = False
+        if trace is not None:
+            trace = os.fspath(trace)
+            folder = os.path.dirname(os.path.abspath(trace))
+            if rank == 0 and not os.access(folder, os.W_OK):
+                raise ValueError("trace: cannot write into %r" % folder)
         self._trace_path = trace
         self._us_per_unit = float(trace_us_per_unit)
         self._events: Optional[List[Event]] = [] if trace is not None else None
@@ -871,6 +885,9 @@ class PipelineRuntime:
         if state is None:
             raise self._err("runs before `F%d@%d` (no live activations)"
                             % (mb, s))
+        if state.captured is None:
+            raise self._err("runs before `I%d@%d` (its output gradient is not "
+                            "there yet)" % (mb, s))
         stage.backward_weight(state)
         self._release(key)
         if self._events is not None:
@@ -1048,6 +1065,16 @@ class PipelineRuntime:
             st.wait_action = req.index
             st.wait_kind = kind
             try:
+                if self._host_poll:
+                    # NCCL's wait() only makes the current stream wait: the
+                    # host goes on, and a hang would surface at some later
+                    # synchronisation. Block the host until the message is
+                    # complete, as the C++ runtime's waits do, so the
+                    # watchdog sees where each rank waits.
+                    pause = 1e-5
+                    while not all(w.is_completed() for w in req.works):
+                        time.sleep(pause)
+                        pause = min(pause * 2, 1e-3)
                 for w in req.works:
                     w.wait()
             except Exception as e:

@@ -302,8 +302,8 @@ class Stage:
         if keep_for_w and plan is not None:
             recs = [st.records[k][1] for k in plan.captured]
         targets = wanted + recs
+        st.captured = [None] * len(recs)
         if not targets or not st.roots:
-            st.captured = [None] * len(recs)
             return [None] * len(wanted)
         grads = torch.autograd.grad(st.roots, targets, st.root_grads,
                                     retain_graph=keep_for_w,
