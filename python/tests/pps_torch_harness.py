@@ -156,7 +156,7 @@ def _init(rank, world, port):
 
 def train_worker(rank, world, port, jobs_path, out_dir):
     """Runs every job of jobs_path (JSON: name, source, steps, comm_model,
-    trace, handlers) on this rank and saves the stage weights, losses and peaks to
+    trace, handlers, message_shapes, blocking_recv) on this rank and saves the stage weights, losses and peaks to
     out_dir/<job>.<rank>.pt; an exception is written to
     out_dir/error.<rank>.txt and re-raised."""
     try:
@@ -186,10 +186,18 @@ def train_worker(rank, world, port, jobs_path, out_dir):
                 extra = {"handlers": {k: count for k in
                                       ("UNSHARD", "RESHARD", "REDUCE_GRAD")},
                          "overlap_handler": pair}
+            if job.get("message_shapes"):
+                # Every boundary's shapes given: nothing goes through the
+                # store (meta tensors describe them).
+                extra["message_shapes"] = {
+                    st: torch.empty(MB_SIZE, SEQ, DIM, dtype=DTYPE,
+                                    device="meta")
+                    for st in range(s.stages - 1)}
             rt = pps.torch.PipelineRuntime(
                 s, rank, mods, loss_fn, opt,
                 comm_model=job.get("comm_model"), watchdog=60,
-                trace=job.get("trace"), **extra)
+                trace=job.get("trace"),
+                blocking_recv=job.get("blocking_recv", False), **extra)
             losses = []
             for step in range(job["steps"]):
                 xs, ys = data(s.microbatches, step)
@@ -261,3 +269,39 @@ def mismatch_worker(rank, world, port, out_dir):
         with open(os.path.join(out_dir, "error.%d.txt" % rank), "w") as f:
             f.write(str(e))
         raise
+
+
+class Failing(nn.Module):
+    """Throws on the forward of its fourth call (microbatch 3)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(DIM, DIM).to(DTYPE)
+        self.calls = 0
+
+    def forward(self, x):
+        self.calls += 1
+        if self.calls == 4:
+            raise ValueError("injected failure in the forward")
+        return self.lin(x)
+
+
+def failing_worker(rank, world, port, out_dir):
+    """One rank, one stage that throws in F3@0."""
+    import pps
+    import pps.torch
+    _init(rank, world, port)
+    s = pps.compile("pipeline p { ranks 1; stages 1; microbatches 4; "
+                    "schedule one_f_one_b(); }")
+    xs = [torch.randn(MB_SIZE, SEQ, DIM, dtype=DTYPE) for _ in range(4)]
+    rt = pps.torch.PipelineRuntime(s, rank, {0: Failing()},
+                                   lambda out, y: out.sum(), None)
+    try:
+        rt.step(inputs=xs, targets=xs)
+    except pps.torch.PipelineError as e:
+        with open(os.path.join(out_dir, "error.%d.txt" % rank), "w") as f:
+            f.write("%s\n%s: %s" % (e, type(e.__cause__).__name__,
+                                    e.__cause__))
+        assert rt.describe() == "rank 0 stopped at action 6 of 8"
+        return
+    raise AssertionError("the step did not fail")

@@ -69,8 +69,14 @@ JOBS = {
     "fsdp_interleaved_1f1b": pipeline("fsdp_interleaved_1f1b",
                                       "interleaved_1f1b",
                                       EIGHT + " fsdp prefetch 1;"),
+    # Receives waited on where they stand (the lint's model), and shapes
+    # given instead of exchanged.
+    "one_f_one_b_options": pipeline("one_f_one_b_options", "one_f_one_b",
+                                    FOUR),
 }
 COMM = {"interleaved_1f1b_eager": "eager", "zb_v_batched": "batched"}
+OPTIONS = {"one_f_one_b_options": {"blocking_recv": True,
+                                   "message_shapes": True}}
 HANDLERS = {"interleaved_1f1b_overlap", "fsdp_interleaved_1f1b"}
 TRACED = "zb_h1"
 
@@ -88,6 +94,7 @@ def trained(tmp_path_factory):
             job["trace"] = str(out / "trace.json")
         if name in HANDLERS:
             job["handlers"] = True
+        job.update(OPTIONS.get(name, {}))
         jobs.append(job)
     (out / "jobs.json").write_text(json.dumps(jobs))
     try:
@@ -216,6 +223,14 @@ def test_shape_mismatch_names_both_ranks_and_the_action(tmp_path):
         "but rank 1 receives `recv F1@1 <- 0` into float64[2, 8, 16] (the "
         "shapes of stage 0's first output; a stage boundary carries the same "
         "shapes for every microbatch)")
+
+
+def test_an_exception_in_a_stage_names_the_rank_and_the_action(tmp_path):
+    mp.spawn(H.failing_worker, args=(1, H.free_port(), str(tmp_path)),
+             nprocs=1)
+    assert (tmp_path / "error.0.txt").read_text() == (
+        "rank 0: action 6 `F3@0` threw: ValueError: injected failure in the "
+        "forward\nValueError: injected failure in the forward")
 
 
 def test_fifo_mismatch_is_refused_before_anything_runs():
