@@ -13,6 +13,8 @@
 // pps.CompileError (defined in pps/_types.py) while the GIL is held again.
 //
 //===----------------------------------------------------------------------===//
+#include "pps/analysis/Matching.h"
+#include "pps/analysis/Memory.h"
 #include "pps/backends/JsonEmitter.h"
 #include "pps/backends/PpsPrinter.h"
 #include "pps/backends/TorchCsv.h"
@@ -28,6 +30,7 @@
 #include "pps/synth/Algorithms.h"
 #include "pps/synth/SynthPass.h"
 
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -633,6 +636,82 @@ static py::list actionsOf(const SourceManager &SM, const ir::Schedule &S,
   return L;
 }
 
+//===----------------------------------------------------------------------===//
+// What a runtime needs (pps.torch), by the action schema
+//===----------------------------------------------------------------------===//
+
+/// One rank's program as the schema sees it, for a runtime to walk: per
+/// action (kind number, microbatch, stage, peer, overlap_next, memory
+/// effect, producer stage, consumer stage, partner stage, text, partner's
+/// text). The memory effect is schema::memoryEffect (W(m, s) on this rank
+/// decides whether I(m, s) releases); the producer and consumer stages are
+/// the schema's cross-stage producer of a compute's input and consumer of
+/// its output (-1 if none: the route's first or last stage, W); the
+/// partner of a comm is the matching comm on its peer.
+static py::list runtimeTable(const ir::Schedule &S, int64_t Rank) {
+  checkRank(S, Rank);
+  const std::vector<ir::Action> &Acts = S.Ranks[size_t(Rank)].Actions;
+  schema::Route R = S.Topo.route();
+  auto Key = [](int32_t Mb, int32_t Stage) {
+    return (uint64_t(uint32_t(Mb)) << 32) | uint32_t(Stage);
+  };
+  llvm::DenseSet<uint64_t> HasW;
+  for (const ir::Action &A : Acts)
+    if (A.Kind == ir::ActionKind::W)
+      HasW.insert(Key(A.Microbatch, A.Stage));
+  py::list L(Acts.size());
+  for (size_t I = 0; I < Acts.size(); ++I) {
+    const ir::Action &A = Acts[I];
+    schema::Kind K = A.Kind;
+    bool Comm = schema::isComm(K);
+    int32_t Producer = -1, Consumer = -1, PartnerStage = -1;
+    std::string Partner;
+    if (schema::isCompute(K)) {
+      schema::Producer P = schema::producerOf(K, A.Microbatch, A.Stage, R);
+      Producer = P.CrossStage ? P.Stage : -1;
+      Consumer = schema::consumerStage(K, A.Microbatch, A.Stage, R);
+    } else if (Comm) {
+      schema::Action M = schema::matchingComm(
+          schema::Action{K, A.Flags, A.Peer, A.Microbatch, A.Stage},
+          int32_t(Rank));
+      PartnerStage = M.stage;
+      Partner = schema::actionText(M.kind, M.mb, M.stage, M.peer);
+    }
+    auto Effect =
+        schema::memoryEffect(K, HasW.contains(Key(A.Microbatch, A.Stage)));
+    L[I] =
+        py::make_tuple(unsigned(K), A.Microbatch, A.Stage, Comm ? A.Peer : -1,
+                       A.overlapsNext(), unsigned(Effect), Producer, Consumer,
+                       PartnerStage, ir::actionText(A), Partner);
+  }
+  return L;
+}
+
+/// The first FIFO mismatch of S in the runtimes' words (the analysis
+/// layer's matching, the schema's wording, as ppsrt::checkMatch words it),
+/// or nothing.
+static std::optional<std::string> fifoMismatch(const ir::Schedule &S) {
+  analysis::Matching M = analysis::matchComms(S);
+  for (const analysis::ChannelMatch &C : M.Channels) {
+    if (C.FirstBad == analysis::NoAction)
+      continue;
+    uint32_t Send = M.Partner[C.FirstBad];
+    if (Send == analysis::NoAction)
+      continue;
+    auto Text = [&](uint32_t G) {
+      const ir::Action &A =
+          S.Ranks[size_t(M.Ids.rankOf(G))].Actions[M.Ids.indexOf(G)];
+      return "`" + ir::actionText(A) + "`";
+    };
+    return fmt::format("{} ({}) [fifo-mismatch]",
+                       schema::fifoMismatchMessage(C.BadOrdinal, C.Src, C.Dst,
+                                                   Text(Send),
+                                                   Text(C.FirstBad)),
+                       schema::FifoRule);
+  }
+  return std::nullopt;
+}
+
 static py::dict costsOf(const ir::Schedule &S, int32_t Stage) {
   py::dict D;
   for (ir::ActionKind K : {ir::ActionKind::F, ir::ActionKind::I,
@@ -1035,6 +1114,46 @@ PYBIND11_MODULE(_pps, m) {
       "(name, class, text-form name) of every action kind");
 
   m.def(
+      "runtime_kinds",
+      [] {
+        py::list L;
+        for (unsigned I = 0; I < schema::NumKinds; ++I) {
+          auto K = schema::Kind(I);
+          const char *Class = schema::isCompute(K)   ? "compute"
+                              : schema::isComm(K)    ? "comm"
+                              : schema::isControl(K) ? "control"
+                                                     : "idle";
+          const char *Role = schema::isSend(K)   ? "send"
+                             : schema::isRecv(K) ? "recv"
+                                                 : "";
+          L.append(py::make_tuple(kindName(K), Class, Role,
+                                  schema::isForward(K), schema::kindName(K),
+                                  schema::traceCategory(K)));
+        }
+        return L;
+      },
+      "The action schema by kind number: (name, class, comm role, forward, "
+      "trace kind, trace category)");
+
+  // runtime_table's memory effects, by number.
+  static_assert(unsigned(schema::MemoryEffect::None) == 0 &&
+                    unsigned(schema::MemoryEffect::Acquire) == 1 &&
+                    unsigned(schema::MemoryEffect::ReleaseInput) == 2 &&
+                    unsigned(schema::MemoryEffect::Release) == 3,
+                "MEMORY_EFFECTS lists the schema's effects in order");
+  m.attr("MEMORY_EFFECTS") =
+      py::make_tuple("none", "acquire", "release_input", "release");
+
+  m.def(
+      "action_text",
+      [](unsigned Kind, int32_t Mb, int32_t Stage, int32_t Peer) {
+        if (Kind >= schema::NumKinds)
+          throw py::value_error(fmt::format("no action kind {}", Kind));
+        return schema::actionText(schema::Kind(Kind), Mb, Stage, Peer);
+      },
+      "The text form of an action (the schema's), as the lint writes it");
+
+  m.def(
       "diagnostic_kinds",
       [] {
         py::list L;
@@ -1094,12 +1213,17 @@ PYBIND11_MODULE(_pps, m) {
           "num_actions", [](const Unit &U) { return U.Lowered.numActions(); })
       // The memory analysis' peak activations per rank (what the generated
       // executors and pps.torch compare their measured peaks with).
-      .def_property_readonly("peak_memory_per_rank",
-                             [](const Unit &U) {
-                               llvm::SmallVector<int64_t, 8> P =
-                                   sim::peakMemory(U.Lowered);
-                               return std::vector<int64_t>(P.begin(), P.end());
-                             })
+      .def_property_readonly(
+          "peak_memory_per_rank",
+          [](const Unit &U) {
+            return analysis::analyzeMemory(U.Lowered).wholePeaks();
+          })
+      .def("runtime_table",
+           [](const Unit &U, int64_t Rank) {
+             return runtimeTable(U.Lowered, Rank);
+           })
+      .def("fifo_mismatch",
+           [](const Unit &U) { return fifoMismatch(U.Lowered); })
       .def("costs",
            [](const Unit &U, int64_t Stage) {
              if (Stage < 0 || Stage >= U.Lowered.Topo.Stages)

@@ -175,15 +175,19 @@ def test_trace_has_the_simulator_layout(trained, tmp_path):
     assert starts == ends and len(starts) == STEPS * sum(
         1 for r in range(4) for a in s.actions(r) if a.is_send)
     # The simulator's trace of the same schedule names the same events on
-    # the same ranks and lanes.
+    # the same ranks and lanes, with the same category and kind.
     path = tmp_path / "s.pps"
     path.write_text(JOBS[TRACED])
     sim = run_ppsc("sim", "--format=chrome", str(path))
     assert sim.returncode == 0, sim.stderr
-    simulated = sorted((e["pid"], e["tid"], e["name"])
+    simulated = sorted((e["pid"], e["tid"], e["name"], e["cat"],
+                        e["args"]["kind"], e["args"]["microbatch"],
+                        e["args"]["stage"])
                        for e in json.loads(sim.stdout)["traceEvents"]
                        if e["ph"] == "X" and e["tid"] in (0, 1))
-    measured = sorted((e["pid"], e["tid"], e["name"]) for e in events
+    measured = sorted((e["pid"], e["tid"], e["name"], e["cat"],
+                       e["args"]["kind"], e["args"]["microbatch"],
+                       e["args"]["stage"]) for e in events
                       if e["args"]["step"] == 0)
     assert measured == simulated
 

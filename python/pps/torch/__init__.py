@@ -22,8 +22,6 @@ measured timeline can be written as a Chrome trace in the simulator's
 format. docs/python.md has the guide.
 """
 
-from ._runtime import (PipelineError, PipelineRuntime, action_text, check_fifo,
-                       format_meta)
+from ._runtime import PipelineError, PipelineRuntime, action_text, format_meta
 
-__all__ = ["PipelineError", "PipelineRuntime", "action_text", "check_fifo",
-           "format_meta"]
+__all__ = ["PipelineError", "PipelineRuntime", "action_text", "format_meta"]

@@ -41,20 +41,36 @@ from typing import (Any, Callable, Dict, List, Mapping, Optional, Sequence,
 import torch
 from torch import Tensor
 
-from .. import Action, Schedule
+from .. import Action, Schedule, _pps
 from ._split import Stage, StageState, as_tensors
 from ._trace import Event, flow_id, write_chrome_trace
 from ._watchdog import (BETWEEN_STEPS, CLOSED, FAILED, NOT_STARTED, RUNNING,
                         WAIT_DRAIN, WAIT_NONE, WAIT_RECV, WAIT_SEND, Keys,
                         Status, Watchdog)
 
-F, I, W, B, SEND_F, RECV_F, SEND_B, RECV_B, UNSHARD, RESHARD, REDUCE_GRAD, \
-    IDLE = range(12)
-_CODES = {"F": F, "I": I, "W": W, "B": B, "SEND_F": SEND_F, "RECV_F": RECV_F,
-          "SEND_B": SEND_B, "RECV_B": RECV_B, "UNSHARD": UNSHARD,
-          "RESHARD": RESHARD, "REDUCE_GRAD": REDUCE_GRAD, "IDLE": IDLE}
-_NAMES = {v: k for k, v in _CODES.items()}
+# The action schema (runtime/include/ppsrt/Schema.h), from the compiler:
+# kind numbers, classes and names; the rules themselves (partners, memory
+# effects, producers, FIFO matching, text forms) come per action from
+# Schedule's runtime tables, so the C++ and the Python runtime apply one
+# definition of each.
+_KINDS = _pps.runtime_kinds()
+_CODES = {k[0]: i for i, k in enumerate(_KINDS)}
+F, I, W, B = (_CODES[k] for k in ("F", "I", "W", "B"))
+RECV_F, RECV_B = _CODES["RECV_F"], _CODES["RECV_B"]
+_IS_COMPUTE = tuple(k[1] == "compute" for k in _KINDS)
+_IS_COMM = tuple(k[1] == "comm" for k in _KINDS)
+_IS_SEND = tuple(k[2] == "send" for k in _KINDS)
+_IS_FORWARD = tuple(bool(k[3]) for k in _KINDS)
+_EFFECTS = {name: i for i, name in enumerate(_pps.MEMORY_EFFECTS)}
+_ACQUIRE = _EFFECTS["acquire"]
+_RELEASE_INPUT = _EFFECTS["release_input"]
+_RELEASE = _EFFECTS["release"]
 _COMM_MODELS = ("rendezvous", "eager", "batched")
+
+# A row of a runtime table (Unit.runtime_table): kind, microbatch, stage,
+# peer, overlap_next, memory effect, producer stage, consumer stage, partner
+# stage (the texts are kept apart).
+_ROW = 9
 
 
 class PipelineError(RuntimeError):
@@ -66,79 +82,17 @@ class PipelineError(RuntimeError):
 PipelineError.__module__ = "pps.torch"
 
 
-# --- text forms (as ppsrt::formatAction / matchingComm) ------------------------
+def action_text(kind: str, microbatch: int, stage: int, peer: int = -1) -> str:
+    """The text form of an action, as the lint writes it (the schema's):
+    action_text("SEND_F", 3, 5, 2) == "send F3@5 -> 2"."""
+    code = _CODES.get(kind)
+    if code is None:
+        raise ValueError("not an action kind: %r" % (kind,))
+    return _pps.action_text(code, microbatch, stage, peer)
 
 
-def action_text(code: int, mb: int, stage: int, peer: int) -> str:
-    """The text form of an action, as the lint and the .pps printer write
-    it: F3@5, send F3@5 -> 2, recv B3@6 <- 1, unshard 5, idle."""
-    if code <= B:
-        return "%s%d@%d" % ("FIWB"[code], mb, stage)
-    if code <= RECV_B:
-        c = "F" if code in (SEND_F, RECV_F) else "B"
-        if code in (SEND_F, SEND_B):
-            return "send %s%d@%d -> %d" % (c, mb, stage, peer)
-        return "recv %s%d@%d <- %d" % (c, mb, stage, peer)
-    if code == IDLE:
-        return "idle"
-    return "%s %d" % (_NAMES[code].lower(), stage)
-
-
-def partner(code: int, mb: int, stage: int, rank: int) -> Tuple[int, int, int, int]:
-    """The comm action on the peer that matches a comm action run by rank:
-    for `send F3@5 -> 2` on rank 1 that is `recv F3@6 <- 1`."""
-    if code == SEND_F:
-        return RECV_F, mb, stage + 1, rank
-    if code == SEND_B:
-        return RECV_B, mb, stage - 1, rank
-    if code == RECV_F:
-        return SEND_F, mb, stage - 1, rank
-    return SEND_B, mb, stage + 1, rank
-
-
-def _ordinal(n: int) -> str:
-    if n % 100 in (11, 12, 13):
-        return "%dth" % n
-    return "%d%s" % (n, {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th"))
-
-
-def _decode(actions: Sequence[Action]) -> Tuple[List[Tuple], List[str]]:
-    table = []
-    texts = []
-    for a in actions:
-        table.append((_CODES[a.kind], a.microbatch, a.stage, a.peer,
-                      bool(a.overlap_next)))
-        texts.append(a.text)
-    return table, texts
-
-
-def check_fifo(tables: Sequence[Sequence[Tuple]]) -> Optional[str]:
-    """The runtime's FIFO identity check, done once for the whole schedule:
-    the n-th send from rank a to rank b must be the send the n-th receive at
-    b from a expects (messages on a channel match in order, as on NCCL and
-    gloo without tags). Returns the first mismatch in the C++ runtime's
-    words, or None."""
-    sends: Dict[Tuple[int, int], List[Tuple]] = {}
-    recvs: Dict[Tuple[int, int], List[Tuple]] = {}
-    for r, table in enumerate(tables):
-        for code, mb, stage, peer, _ in table:
-            if code in (SEND_F, SEND_B):
-                sends.setdefault((r, peer), []).append((code, mb, stage, peer))
-            elif code in (RECV_F, RECV_B):
-                recvs.setdefault((peer, r), []).append((code, mb, stage, peer))
-    for channel in sorted(set(sends) & set(recvs)):
-        src, dst = channel
-        for n, (s, r) in enumerate(zip(sends[channel], recvs[channel])):
-            expect = partner(s[0], s[1], s[2], src)
-            if expect[:3] == r[:3]:
-                continue
-            nth = _ordinal(n + 1)
-            return ("the %s send from rank %d to rank %d is `%s`, but the %s "
-                    "receive at rank %d from rank %d is `%s` (messages on one "
-                    "channel are matched in order) [fifo-mismatch]"
-                    % (nth, src, dst, action_text(*s), nth, dst, src,
-                       action_text(*r)))
-    return None
+def _text(code: int, mb: int, stage: int, peer: int) -> str:
+    return _pps.action_text(code, mb, stage, peer)
 
 
 # --- message shapes ------------------------------------------------------------
@@ -359,22 +313,22 @@ class PipelineRuntime:
                             "pps.compile and co.), got %s"
                             % type(schedule).__name__)
         ranks = schedule.ranks
-        # The tables of every rank: the FIFO check needs them all, and rank
-        # 0 names every rank's events in the trace. Checked first: a
-        # schedule whose messages would meet the wrong receives is refused
-        # before anything is sent.
-        self._tables: List[List[Tuple]] = []
-        self._texts: List[List[str]] = []
-        all_actions = []
-        for r in range(ranks):
-            acts = schedule.actions(r)
-            all_actions.append(acts)
-            table, texts = _decode(acts)
-            self._tables.append(table)
-            self._texts.append(texts)
-        mismatch = check_fifo(self._tables)
+        # A schedule whose messages would meet the wrong receives (the
+        # analysis layer's FIFO matching) is refused before anything is
+        # sent, in the C++ runtime's words.
+        mismatch = schedule._unit.fifo_mismatch()
         if mismatch:
             raise PipelineError("error: " + mismatch)
+        # Every rank's table, by the schema (rank 0 names every rank's
+        # events in the trace).
+        self._tables: List[List[Tuple]] = []
+        self._texts: List[List[str]] = []
+        self._partners: List[List[str]] = []
+        for r in range(ranks):
+            rows = schedule._unit.runtime_table(r)
+            self._tables.append([t[:_ROW] for t in rows])
+            self._texts.append([t[_ROW] for t in rows])
+            self._partners.append([t[_ROW + 1] for t in rows])
         if not dist.is_available() or not dist.is_initialized():
             raise RuntimeError("torch.distributed is not initialised: call "
                                "torch.distributed.init_process_group first")
@@ -404,9 +358,10 @@ class PipelineRuntime:
         M = schedule.microbatches
         self._microbatches = M
 
-        self._actions: List[Action] = all_actions[rank]
+        self._actions: List[Action] = schedule.actions(rank)
         self._acts = self._tables[rank]
         self._acts_text = self._texts[rank]
+        self._acts_partner = self._partners[rank]
 
         # Stages.
         local = list(schedule.stages_of(rank))
@@ -417,13 +372,13 @@ class PipelineRuntime:
             raise ValueError("rank %d holds stages %s; stages gives %s"
                              % (rank, local, sorted(given, key=str)))
         self._stage_rank = list(schedule.stage_to_rank)
-        self._route = [tuple(schedule.route(m)) for m in range(M)]
         split = {a[2] for a in self._acts if a[0] == I}
         self._stages: Dict[int, Stage] = {
             s: Stage(s, stages[s], split=s in split) for s in local}
-        self._has_w = {(a[1], a[2]) for a in self._acts if a[0] == W}
-        self._first_here = any(r[0] in self._stages for r in self._route)
-        self._last_here = any(r[1] in self._stages for r in self._route)
+        # A forward without a cross-stage producer starts a route (takes
+        # inputs[m]), one without a consumer ends it (applies the loss).
+        self._first_here = any(a[0] == F and a[6] < 0 for a in self._acts)
+        self._last_here = any(a[0] == F and a[7] < 0 for a in self._acts)
         if self._last_here and not callable(loss_fn):
             raise TypeError("rank %d holds the last stage of a microbatch's "
                             "route: loss_fn(output, target) is needed" % rank)
@@ -453,7 +408,7 @@ class PipelineRuntime:
                 self._param_storages.add(_storage(p).data_ptr())
 
         # Handlers.
-        self._handlers: List[Optional[Callable]] = [None] * 12
+        self._handlers: List[Optional[Callable]] = [None] * len(_KINDS)
         for kind, fn in (handlers or {}).items():
             code = _CODES.get(str(kind).upper())
             if code is None:
@@ -602,9 +557,9 @@ class PipelineRuntime:
             return "rank %d is running `%s` (action %d of %d)%s" % (
                 r, cur, i, n, note)
         w = st.wait_action
-        code, mb, stage, peer, _ = self._acts[w]
+        peer = self._acts[w][3]
         waited = self._acts_text[w]
-        other = action_text(*partner(code, mb, stage, r))
+        other = self._acts_partner[w]
         verb = ("finished its actions and blocks at" if kind == WAIT_DRAIN
                 else "blocks at")
         at = waited if kind == WAIT_DRAIN else cur
@@ -692,7 +647,7 @@ class PipelineRuntime:
                 self._cur = i
                 st.action = i
                 code = a[0]
-                if code <= B and a[4] and i + 1 < n:
+                if _IS_COMPUTE[code] and a[4] and i + 1 < n:
                     if self._overlap_handler is not None:
                         self._overlap_handler(self._actions[i],
                                               self._actions[i + 1], self)
@@ -707,7 +662,7 @@ class PipelineRuntime:
                 self._run_action(i, a, handlers)
                 st.progress += 1
                 if batched and self._batch and (
-                        i + 1 == n or not SEND_F <= acts[i + 1][0] <= RECV_B):
+                        i + 1 == n or not _IS_COMM[acts[i + 1][0]]):
                     self._drain_batch()
                 i += 1
             self._cur = n - 1
@@ -735,24 +690,35 @@ class PipelineRuntime:
         if h is not None:
             h(self._actions[i], self)
         else:
-            self._default(a[0], a[1], a[2], a[3])
+            self._default(a)
 
     def run_default(self, action: Action) -> None:
-        """The built-in behaviour of an action (from inside a handler)."""
-        code = _CODES.get(action.kind)
-        if code is None:
-            raise ValueError("not an action: %r" % (action,))
-        self._default(code, action.microbatch, action.stage, action.peer)
+        """The built-in behaviour of the action being run (from inside a
+        handler; in an overlap handler, either action of the pair)."""
+        for i in (self._cur, self._cur + 1):
+            if 0 <= i < len(self._acts) and self._actions[i] == action:
+                cur = self._cur
+                self._cur = i
+                self._status.action = i
+                try:
+                    self._default(self._acts[i])
+                finally:
+                    self._cur = cur
+                    self._status.action = cur
+                return
+        raise ValueError("run_default(%r): not the action being run"
+                         % (action,))
 
-    def _default(self, code: int, mb: int, stage: int, peer: int) -> None:
+    def _default(self, a: Tuple) -> None:
+        code = a[0]
         if code == F:
-            self._forward(mb, stage)
+            self._forward(a)
         elif code == I or code == B:
-            self._backward(code, mb, stage)
+            self._backward(a)
         elif code == W:
-            self._weight(mb, stage)
-        elif code <= RECV_B:
-            self._post(code, mb, stage, peer)
+            self._weight(a)
+        elif _IS_COMM[code]:
+            self._post(a)
         # UNSHARD, RESHARD, REDUCE_GRAD, IDLE: nothing unless handled.
 
     def _err(self, message: str) -> PipelineError:
@@ -767,6 +733,9 @@ class PipelineRuntime:
                              t0, t1))
 
     # --- compute --------------------------------------------------------------
+    # A row: kind, microbatch, stage, peer, overlap_next, memory effect,
+    # producer stage, consumer stage, partner stage (the schema's, per
+    # action: Unit.runtime_table).
 
     def _stage(self, s: int) -> Stage:
         st = self._stages.get(s)
@@ -774,9 +743,10 @@ class PipelineRuntime:
             raise self._err("stage %d is not held by rank %d" % (s, self.rank))
         return st
 
-    def _forward(self, mb: int, s: int) -> None:
+    def _forward(self, a: Tuple) -> None:
         index = self._cur
         t0 = time.perf_counter()
+        mb, s, producer, consumer = a[1], a[2], a[6], a[7]
         key = (mb, s)
         stage = self._stage(s)
         if not 0 <= mb < self._microbatches:
@@ -784,20 +754,19 @@ class PipelineRuntime:
         if key in self._states:
             raise self._err("F%d@%d runs again while its activations are live"
                             % (mb, s))
-        first, last = self._route[mb]
         state = StageState()
-        if s > first:
-            args = self._take_input(mb, s, False)
+        if producer >= 0:
+            args = self._take_input(mb, s, producer, False)
             state.inputs = args
         else:
             x = self._inputs[mb]
             args = tuple(x) if isinstance(x, (tuple, list)) else (x,)
-        self._states[key] = state
+        self._states[key] = state  # the schema's effect of F: acquire
         self._live += 1
         if self._live > self._peak:
             self._peak = self._live
         out = stage.forward(state, args)
-        if s == last:
+        if consumer < 0:
             loss = self._loss_fn(out, self._targets[mb])
             if not isinstance(loss, Tensor) or loss.numel() != 1:
                 raise self._err("loss_fn must return a tensor with one "
@@ -817,7 +786,7 @@ class PipelineRuntime:
             state.roots = [t for t in outs if t.requires_grad]
             self._out_f[key] = outs
             if (s not in self._published and s not in self._meta_given
-                    and self._stage_rank[s + 1] != self.rank):
+                    and self._stage_rank[consumer] != self.rank):
                 self._publish_meta(s, outs)
         stage.plan(state)
         sig = (s, tuple((tuple(x.shape), x.dtype) for x in args
@@ -836,18 +805,19 @@ class PipelineRuntime:
         if self._events is not None:
             self._record(index, 0, t0, time.perf_counter())
 
-    def _backward(self, code: int, mb: int, s: int) -> None:
+    def _backward(self, a: Tuple) -> None:
         index = self._cur
         t0 = time.perf_counter()
+        code, mb, s, effect, producer, consumer = (a[0], a[1], a[2], a[5],
+                                                   a[6], a[7])
         key = (mb, s)
         stage = self._stage(s)
         state = self._states.get(key)
         if state is None:
             raise self._err("runs before `F%d@%d` (no live activations)"
                             % (mb, s))
-        first, last = self._route[mb]
-        if s < last:
-            grads = self._take_input(mb, s, True)
+        if producer >= 0:
+            grads = self._take_input(mb, s, producer, True)
             floats = [t for t in state.outputs if t.is_floating_point()]
             if len(grads) != len(floats):
                 raise self._err("received %d gradients for %d floating-point "
@@ -857,7 +827,8 @@ class PipelineRuntime:
         if code == B:
             gin = stage.backward(state)
         else:
-            keep = key in self._has_w
+            # I keeps what W needs when W(m, s) follows on this rank.
+            keep = effect == _RELEASE_INPUT
             gin = stage.backward_input(state, keep)
             if keep and state.captured:
                 extra = sum(g.numel() * g.element_size()
@@ -866,19 +837,20 @@ class PipelineRuntime:
                 self._live_bytes += extra
                 if self._live_bytes > self._peak_bytes:
                     self._peak_bytes = self._live_bytes
-        if s > first:
+        if consumer >= 0:
             xs = [x for x in state.inputs if x.requires_grad]
             self._out_b[key] = tuple(
                 g if g is not None else torch.zeros_like(x)
                 for x, g in zip(xs, gin))
-        if code == B or key not in self._has_w:
+        if effect == _RELEASE:
             self._release(key)
         if self._events is not None:
             self._record(index, 0, t0, time.perf_counter())
 
-    def _weight(self, mb: int, s: int) -> None:
+    def _weight(self, a: Tuple) -> None:
         index = self._cur
         t0 = time.perf_counter()
+        mb, s = a[1], a[2]
         key = (mb, s)
         stage = self._stage(s)
         state = self._states.get(key)
@@ -889,7 +861,8 @@ class PipelineRuntime:
             raise self._err("runs before `I%d@%d` (its output gradient is not "
                             "there yet)" % (mb, s))
         stage.backward_weight(state)
-        self._release(key)
+        if a[5] == _RELEASE:
+            self._release(key)
         if self._events is not None:
             self._record(index, 0, t0, time.perf_counter())
 
@@ -898,11 +871,11 @@ class PipelineRuntime:
         self._live -= 1
         self._live_bytes -= state.nbytes
 
-    def _take_input(self, mb: int, s: int, grad: bool) -> Tuple[Tensor, ...]:
+    def _take_input(self, mb: int, s: int, frm: int,
+                    grad: bool) -> Tuple[Tensor, ...]:
         """The input of F(mb, s) (leaves) or the output gradient of
-        B/I(mb, s): from the local producer, or the posted receive (waited
-        on here: deferred wait)."""
-        frm = s + 1 if grad else s - 1
+        B/I(mb, s), produced on stage frm: from the local producer, or the
+        posted receive (waited on here: deferred wait)."""
         if self._stage_rank[frm] == self.rank:
             got = (self._out_b if grad else self._out_f).pop((mb, frm), None)
             if got is None:
@@ -916,8 +889,8 @@ class PipelineRuntime:
                          else t.detach() for t in got)
         req = (self._recv_b if grad else self._recv_f).pop((mb, s), None)
         if req is None:
-            need = action_text(RECV_B if grad else RECV_F, mb, s,
-                               self._stage_rank[frm])
+            need = _text(RECV_B if grad else RECV_F, mb, s,
+                         self._stage_rank[frm])
             raise self._err("needs `%s` before it, but no such receive was "
                             "posted" % need)
         self._wait(req, WAIT_RECV)
@@ -932,6 +905,9 @@ class PipelineRuntime:
                      for t in got)
 
     # --- communication --------------------------------------------------------
+    # A message carries the output of F(., b) (forward) or its gradient
+    # (backward) across the boundary after stage b: for a comm on stage s
+    # whose partner is on stage s', b = min(s, s').
 
     def _publish_meta(self, s: int, outs: Sequence[Tensor]) -> None:
         meta = _meta_of(outs)
@@ -942,18 +918,14 @@ class PipelineRuntime:
                             "output in: give message_shapes" % s)
         self._store.put("meta/%d" % s, _encode_meta(meta))
 
-    def _recv_meta(self, code: int, mb: int, s: int) -> Meta:
-        if code == RECV_F:
-            boundary = s - 1
-            meta = self._meta.get(boundary)
-            if meta is None:
-                meta = self._fetch_meta(boundary)
-            return meta
-        meta = self._meta.get(s)
+    def _recv_meta(self, fwd: bool, boundary: int) -> Meta:
+        meta = self._meta.get(boundary)
+        if fwd:
+            return meta if meta is not None else self._fetch_meta(boundary)
         if meta is None:
             raise self._err("comes before any forward of stage %d ran on this "
                             "rank, so the shapes of its message are unknown "
-                            "(give message_shapes)" % s)
+                            "(give message_shapes)" % boundary)
         return _float_meta(meta)
 
     def _fetch_meta(self, boundary: int) -> Meta:
@@ -983,9 +955,11 @@ class PipelineRuntime:
         self._meta[boundary] = meta
         return meta
 
-    def _post(self, code: int, mb: int, s: int, peer: int) -> None:
-        send = code == SEND_F or code == SEND_B
-        fwd = code == SEND_F or code == RECV_F
+    def _post(self, a: Tuple) -> None:
+        code, mb, s, peer = a[0], a[1], a[2], a[3]
+        send = _IS_SEND[code]
+        fwd = _IS_FORWARD[code]
+        boundary = min(s, a[8])
         if not 0 <= peer < self.ranks or peer == self.rank:
             raise self._err("bad peer rank %d" % peer)
         self._stage(s)
@@ -1000,7 +974,7 @@ class PipelineRuntime:
                 raise self._err("has no data to send: `%s%d@%d` has not run "
                                 "before it" % ("F" if fwd else "B", mb, s))
             tensors = [t.detach().contiguous() for t in got]
-            self._check_send(code, mb, s, peer, tensors)
+            self._check_send(fwd, boundary, peer, tensors)
             req.tensors = tensors
             req.seq = self._send_seq[peer]
             self._send_seq[peer] += 1
@@ -1019,7 +993,7 @@ class PipelineRuntime:
         posted = self._recv_f if fwd else self._recv_b
         if (mb, s) in posted:
             raise self._err("the same receive is posted twice")
-        meta = self._recv_meta(code, mb, s)
+        meta = self._recv_meta(fwd, boundary)
         req.tensors = [torch.empty(shape, dtype=dt, device=self.device)
                        for shape, dt in meta]
         req.seq = self._recv_seq[peer]
@@ -1034,30 +1008,25 @@ class PipelineRuntime:
         if self._blocking_recv:
             self._wait(req, WAIT_RECV)
 
-    def _check_send(self, code: int, mb: int, s: int, peer: int,
+    def _check_send(self, fwd: bool, boundary: int, peer: int,
                     tensors: Sequence[Tensor]) -> None:
-        if code == SEND_F:
-            boundary = s
-            expect = self._meta.get(s)
-        else:
-            boundary = s - 1
-            expect = self._meta.get(s - 1)
-            expect = _float_meta(expect) if expect is not None else None
+        expect = self._meta.get(boundary)
         if expect is None:
             raise self._err("the shapes of the messages of stage %d are "
                             "unknown on rank %d" % (boundary, self.rank))
+        if not fwd:
+            expect = _float_meta(expect)
         actual = _meta_of(tensors)
         if actual == expect:
             return
-        other = action_text(*partner(code, mb, s, self.rank))
         where = ("as given in message_shapes" if boundary in self._meta_given
                  else "the shapes of stage %d's first %s" % (
-                     boundary, "output" if code == SEND_F
-                     else "input gradient"))
+                     boundary, "output" if fwd else "input gradient"))
         raise self._err(
             "the message is %s, but rank %d receives `%s` into %s (%s; a "
             "stage boundary carries the same shapes for every microbatch)"
-            % (format_meta(actual), peer, other, format_meta(expect), where))
+            % (format_meta(actual), peer, self._acts_partner[self._cur],
+               format_meta(expect), where))
 
     def _wait(self, req: _Req, kind: int) -> None:
         st = self._status
@@ -1080,8 +1049,7 @@ class PipelineRuntime:
             except Exception as e:
                 raise PipelineError(
                     "rank %d: `%s` failed in the transport: %s"
-                    % (self.rank, action_text(req.code, req.mb, req.stage,
-                                              req.peer), e)) from e
+                    % (self.rank, self._acts_text[req.index], e)) from e
             finally:
                 st.wait_kind = WAIT_NONE
             req.done = True
@@ -1099,7 +1067,7 @@ class PipelineRuntime:
         dist = self._dist
         ops = []
         for req in self._batch:
-            op = dist.isend if req.code in (SEND_F, SEND_B) else dist.irecv
+            op = dist.isend if _IS_SEND[req.code] else dist.irecv
             dst = self._global[req.peer]
             for t in req.tensors:
                 ops.append(dist.P2POp(op, t, dst, self._group))
@@ -1112,7 +1080,7 @@ class PipelineRuntime:
         for req in self._batch:
             self._cur = req.index
             st.action = req.index
-            send = req.code in (SEND_F, SEND_B)
+            send = _IS_SEND[req.code]
             self._wait(req, WAIT_SEND if send else WAIT_RECV)
             if send:
                 self._record_send(req)
@@ -1173,7 +1141,7 @@ class PipelineRuntime:
                                int(e[4]), int(e[5]), (e[6] - t0) * 1e6,
                                (e[7] - t0) * 1e6))
         write_chrome_trace(self._trace_path, self.schedule.name, self.ranks,
-                           self._tables, self._texts, events,
+                           _KINDS, self._tables, self._texts, events,
                            self._us_per_unit)
         if len(parts) < self.ranks:
             missing = sorted(set(range(self.ranks)) - set(parts))

@@ -18,28 +18,20 @@ from typing import List, Sequence, Tuple
 # (none), 1 (a send: flow start) or 2 (a receive: flow end).
 Event = Tuple[int, int, int, int, int, int, float, float]
 
-# kind code -> the name ppsc sim's traces use (as ppsrt::Kind).
-_KIND_NAMES = ("F", "I", "W", "B", "send", "recv", "send", "recv", "unshard",
-               "reshard", "reduce_grad", "idle")
-
-
 def flow_id(src: int, dst: int, ranks: int, seq: int) -> int:
     """The id of the seq-th message on channel src -> dst (as ppsrt::flowId)."""
     return ((src * ranks + dst) << 40) | (seq & ((1 << 40) - 1))
 
 
-def _category(code: int) -> str:
-    if code <= 7:
-        return _KIND_NAMES[code]
-    return "control"
-
-
 def write_chrome_trace(path: str, name: str, ranks: int,
+                       kinds: Sequence[Tuple],
                        tables: Sequence[Sequence[Tuple]],
                        texts: Sequence[Sequence[str]], events: List[Event],
                        us_per_unit: float = 1000.0) -> None:
     """Writes the events of all ranks to path (a temporary file renamed into
-    place). tables[r][i] = (kind code, microbatch, stage, peer, ...) and
+    place). kinds[code] is the schema's row of a kind (pps._pps.
+    runtime_kinds(): name, class, role, forward, trace kind, trace
+    category); tables[r][i] = (kind code, microbatch, stage, peer, ...) and
     texts[r][i] the text form of rank r's i-th action."""
     scale = 1000.0 / us_per_unit if us_per_unit > 0 else 1.0
     parts = []
@@ -58,15 +50,14 @@ def write_chrome_trace(path: str, name: str, ranks: int,
         code, mb, stage, peer = tables[rank][index][:4]
         ts = t0 * scale
         dur = max(0.0, (t1 - t0) * scale)
-        kind = _KIND_NAMES[code]
+        row = kinds[code]
         parts.append(
             '{"name": %s, "cat": "%s", "ph": "X", "pid": %d, "tid": %d, '
             '"ts": %.3f, "dur": %.3f, "args": {"microbatch": %d, "stage": %d, '
             '"kind": "%s"%s, "step": %d, "measured_us": %.3f}}'
-            % (json.dumps(texts[rank][index]), _category(code), rank, lane, ts,
-               dur, mb, stage, kind,
-               (', "peer": %d' % peer) if 4 <= code <= 7 else "", step,
-               t1 - t0))
+            % (json.dumps(texts[rank][index]), row[5], rank, lane, ts, dur, mb,
+               stage, row[4], (', "peer": %d' % peer) if row[1] == "comm"
+               else "", step, t1 - t0))
         if flow == 0:
             continue
         parts.append(
