@@ -535,7 +535,7 @@ class PipelineRuntime:
 
     def trace_events(self) -> List[Event]:
         """This rank's recorded events (action index, rank, step, lane,
-        flow, flow id, start s, end s), times in seconds since the epoch."""
+        flow, flow id, start, end), times in seconds of time.perf_counter()."""
         return list(self._events or [])
 
     def describe(self) -> str:
@@ -1102,7 +1102,7 @@ class PipelineRuntime:
         self._watchdog.stop()
         for st in self._stages.values():
             st.remove_hooks()
-        if self._trace_path is not None:
+        if self._trace_path is not None and self._status.phase != FAILED:
             self._write_trace(timeout)
 
     def __enter__(self) -> "PipelineRuntime":
@@ -1129,7 +1129,8 @@ class PipelineRuntime:
             for r in range(self.ranks):
                 if r not in parts and store.has("trace/%d" % r):
                     parts[r] = json.loads(store.get("trace/%d" % r))
-            if len(parts) == self.ranks or time.monotonic() > deadline:
+            if (len(parts) == self.ranks or time.monotonic() > deadline
+                    or self._watchdog.failed_elsewhere()):
                 break
             time.sleep(0.01)
         starts = [p["start"] for p in parts.values() if p["start"] is not None]
@@ -1146,4 +1147,4 @@ class PipelineRuntime:
         if len(parts) < self.ranks:
             missing = sorted(set(range(self.ranks)) - set(parts))
             raise PipelineError("the trace lacks ranks %s: they did not "
-                                "close() within %g s" % (missing, timeout))
+                                "close() (within %g s)" % (missing, timeout))

@@ -159,6 +159,15 @@ class Watchdog:
         except Exception:
             self._store_ok = False
 
+    def failed_elsewhere(self) -> bool:
+        """True if another rank announced a failure."""
+        if not self._store_ok or self._failed_here:
+            return False
+        try:
+            return self.store.add("alarm", 0) >= _FAILED
+        except Exception:
+            return False
+
     def announce_closed(self) -> None:
         if not self._store_ok:
             return
