@@ -5,7 +5,8 @@ schedule CSV, or one built in Python), lint it for deadlocks with the cycle
 and its source locations, simulate it, synthesise schedules, and write the
 text forms other tools read. Everything is done by the same compiler as the
 `ppsc` command line; diagnostics come back as data and as the text ppsc
-prints. docs/python.md has the guide.
+prints. `pps.torch` (import it explicitly; it needs PyTorch) runs a
+compiled schedule with torch.distributed. docs/python.md has the guide.
 
     import pps
     s = pps.compile("pipeline p { ranks 4; stages 4; microbatches 8; "
