@@ -62,7 +62,6 @@ _IS_COMM = tuple(k[1] == "comm" for k in _KINDS)
 _IS_SEND = tuple(k[2] == "send" for k in _KINDS)
 _IS_FORWARD = tuple(bool(k[3]) for k in _KINDS)
 _EFFECTS = {name: i for i, name in enumerate(_pps.MEMORY_EFFECTS)}
-_ACQUIRE = _EFFECTS["acquire"]
 _RELEASE_INPUT = _EFFECTS["release_input"]
 _RELEASE = _EFFECTS["release"]
 _COMM_MODELS = ("rendezvous", "eager", "batched")
@@ -291,6 +290,9 @@ class PipelineRuntime:
     overlap_handler: fn(first, second, runtime) running an overlap pair.
     blocking_recv: wait for each receive at the RECV action (the lint's
       model) instead of at its consumer.
+    name: the prefix of this runtime's keys in the store (default: the
+      schedule's name and how many runtimes this process made before; every
+      rank must arrive at the same name).
     """
 
     def __init__(self, schedule: Schedule, rank: Optional[int],
@@ -761,7 +763,7 @@ class PipelineRuntime:
         else:
             x = self._inputs[mb]
             args = tuple(x) if isinstance(x, (tuple, list)) else (x,)
-        self._states[key] = state  # the schema's effect of F: acquire
+        self._states[key] = state  # F acquires (the schema)
         self._live += 1
         if self._live > self._peak:
             self._peak = self._live
