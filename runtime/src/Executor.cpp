@@ -95,12 +95,9 @@ void Executor::release(int32_t Mb, int32_t Stage) {
   StageIO *IO = Slots[Key];
   Slots[Key] = nullptr;
   --Live;
-  // Keep the buffers' memory for the next microbatch, drop the contents.
-  IO->input.resizeBytes(0);
-  IO->output.resizeBytes(0);
-  IO->gradOutput.resizeBytes(0);
-  IO->gradInput.resizeBytes(0);
-  IO->saved.clear();
+  // Keep the buffers' memory for the next microbatch, drop the contents
+  // (and the kernels' state of (m, s): this is where its memory goes).
+  IO->reset();
   FreeIO.push_back(IO);
 }
 
@@ -260,6 +257,8 @@ void Executor::postComm(const Action &A) {
     }
     Has[Key] = 0;
     Q.buf = std::move(Forward ? OutF[Key] : OutB[Key]);
+    // What the receiver expects (0: a framed message of any size).
+    Q.bytes = K.messageBytes(A.stage, !Forward);
     T.postSend(Rank, Q);
     if (O.comm == CommModel::Batched) {
       Batch.push_back(R);

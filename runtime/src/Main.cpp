@@ -21,6 +21,10 @@ static bool parseNumber(const std::string &Text, double &Out) {
 bool parseRunOptions(int Argc, char **Argv, RunOptions &O, std::string &Error) {
   for (int I = 1; I < Argc; ++I) {
     std::string Arg = Argv[I];
+    if (Arg == "--") {
+      O.kernelArgs.assign(Argv + I + 1, Argv + Argc);
+      break;
+    }
     std::string Name = Arg, Value;
     size_t Eq = Arg.find('=');
     if (Eq != std::string::npos) {
@@ -171,6 +175,7 @@ RunResult runThreads(const ScheduleDesc &S, Kernels &K, const RunOptions &O) {
   for (auto &E : Execs) {
     Res.makespanMicros = std::max(Res.makespanMicros, E->finishMicros());
     Res.peakActivations.push_back(E->peakActivations());
+    Res.activationBytes.push_back(K.activationBytes(E->rank()));
     Res.lossSum += E->lossSum();
     if (EO.trace)
       Events.insert(Events.end(), E->trace().begin(), E->trace().end());
@@ -191,7 +196,7 @@ static void printUsage(const char *Argv0) {
              "[--watchdog=SECONDS] [--trace=FILE] [--time-scale=MS_PER_UNIT] "
              "[--comm=rendezvous|eager|batched] [--recv=deferred|blocking] "
              "[--message-bytes=N] "
-             "[--kernel=spin|sleep] [--quiet]\n",
+             "[--kernel=spin|sleep] [--quiet] [-- KERNEL-ARGS...]\n",
              Argv0);
 }
 
@@ -217,6 +222,58 @@ bool checkPeaks(const ScheduleDesc &S, const std::vector<int64_t> &Peaks,
     fmt::print("peak activations per rank: {} (memory analysis: {})\n",
                Measured, Predicted);
   return Ok;
+}
+
+static std::string humanBytes(int64_t B) {
+  if (B >= (int64_t(1) << 20))
+    return fmt::format("{:.2f} MiB", double(B) / double(1 << 20));
+  if (B >= 1024)
+    return fmt::format("{:.1f} KiB", double(B) / 1024.0);
+  return fmt::format("{} B", B);
+}
+
+bool checkActivationBytes(const std::vector<int64_t> &Peaks,
+                          const std::vector<ActivationBytes> &Bytes,
+                          bool Quiet) {
+  bool Any = false, Ok = true;
+  for (const ActivationBytes &B : Bytes)
+    Any |= B.peak >= 0;
+  if (!Any)
+    return true;
+  std::string Measured, Predicted;
+  for (size_t R = 0; R < Bytes.size(); ++R) {
+    const ActivationBytes &B = Bytes[R];
+    const char *Sep = R ? ", " : "";
+    Measured += fmt::format("{}{}", Sep, B.peak);
+    int64_t Count = R < Peaks.size() ? Peaks[R] : 0;
+    // One activation size: the analysis' count times it; several (stages of
+    // different sizes on one rank): the analysis' live set weighted.
+    if (B.minPerActivation == B.maxPerActivation)
+      Predicted += fmt::format("{}{} x {} = {}", Sep, Count, B.maxPerActivation,
+                               B.expected);
+    else
+      Predicted +=
+          fmt::format("{}{} of {}..{} = {}", Sep, Count, B.minPerActivation,
+                      B.maxPerActivation, B.expected);
+    if (B.strict && B.peak != B.expected)
+      Ok = false;
+  }
+  if (!Ok) {
+    fmt::print(stderr,
+               "error: measured peak activation bytes per rank [{}] differ "
+               "from the memory analysis [{}]\n",
+               Measured, Predicted);
+    return false;
+  }
+  if (!Quiet) {
+    int64_t Max = 0;
+    for (const ActivationBytes &B : Bytes)
+      Max = std::max(Max, B.peak);
+    fmt::print("peak activation bytes per rank: {} (memory analysis: "
+               "activations x bytes: {}); largest {}\n",
+               Measured, Predicted, humanBytes(Max));
+  }
+  return true;
 }
 
 void printMakespan(const ScheduleDesc &S, CommModel Comm, const RunOptions &O,
@@ -281,6 +338,8 @@ int executorMain(const ScheduleDesc &S, int Argc, char **Argv) {
     printMakespan(S, Comm, O, Res.makespanMicros,
                   dynamic_cast<BusyWaitKernels *>(K.get()) != nullptr);
   if (!checkPeaks(S, Res.peakActivations, O.quiet))
+    return ExitError;
+  if (!checkActivationBytes(Res.peakActivations, Res.activationBytes, O.quiet))
     return ExitError;
   if (!O.quiet)
     fmt::print("ok\n");

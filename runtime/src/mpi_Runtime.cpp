@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
+#include <limits>
 #include <thread>
 
 namespace ppsrt {
@@ -26,9 +28,11 @@ MpiTransport::MpiTransport(RunState &RS, MPI_Comm Comm, bool Rendezvous)
     : RS(RS), Rendezvous(Rendezvous) {
   MPI_Comm_dup(Comm, &Data);
   MPI_Comm_dup(Comm, &Ctrl);
+  MPI_Comm_dup(Comm, &Body);
   // Errors (e.g. a message longer than the receive the kernels sized) come
   // back as codes and are reported with the action, not as an abort.
   MPI_Comm_set_errhandler(Data, MPI_ERRORS_RETURN);
+  MPI_Comm_set_errhandler(Body, MPI_ERRORS_RETURN);
   MPI_Comm_rank(Data, &Me);
   MPI_Comm_size(Data, &Size);
   int *Ub = nullptr, Flag = 0;
@@ -47,8 +51,36 @@ MpiTransport::~MpiTransport() {
     MPI_Cancel(&NoticeReq);
     MPI_Request_free(&NoticeReq);
   }
+  MPI_Comm_free(&Body);
   MPI_Comm_free(&Ctrl);
   MPI_Comm_free(&Data);
+}
+
+namespace {
+/// The fixed part of a frame; the Buffer's header and (if it fits) the body
+/// follow it.
+struct FrameHead {
+  uint32_t magic;
+  uint32_t headerBytes;
+  uint64_t bodyBytes;
+  uint32_t inlineBody;
+  uint32_t reserved;
+};
+constexpr uint32_t FrameMagic = 0x66737070; // "ppsf"
+} // namespace
+
+/// The tag of a framed message's separate body: its position on the channel
+/// (the frame carries the FIFO check, the body only has to find its frame).
+static int bodyTag(uint64_t Seq, int TagUb) {
+  return int(Seq % uint64_t(TagUb));
+}
+
+/// The bytes a Buffer sends: its payload's, else its own.
+static const void *sendBytes(const Buffer &B, size_t &Bytes) {
+  if (B.payload())
+    return B.payload()->contiguousBytes(Bytes);
+  Bytes = B.bytes();
+  return B.data();
 }
 
 int64_t MpiTransport::slot() {
@@ -57,77 +89,225 @@ int64_t MpiTransport::slot() {
     FreeSlots.pop_back();
     return S;
   }
-  Reqs.push_back(MPI_REQUEST_NULL);
-  return int64_t(Reqs.size() - 1);
+  Slots.emplace_back();
+  return int64_t(Slots.size() - 1);
 }
 
-void MpiTransport::postSend(int32_t, Request &R) {
+void MpiTransport::freeSlot(int64_t I) {
+  Slot &S = Slots[size_t(I)];
+  S.req = S.body = MPI_REQUEST_NULL;
+  S.frame.reset();
+  S.data = Buffer();
+  FreeSlots.push_back(I);
+}
+
+void MpiTransport::postSend(int32_t Self, Request &R) {
   R.impl = slot();
+  Slot &S = Slots[size_t(R.impl)];
   R.seq = SendSeq[size_t(R.peer)]++;
-  int Tag = matchTag(matchingComm(R.action, Me), RS.schedule().stages, TagUb);
-  int Bytes = int(R.buf.bytes());
-  if (Rendezvous)
-    MPI_Issend(R.buf.data(), Bytes, MPI_BYTE, R.peer, Tag, Data,
-               &Reqs[size_t(R.impl)]);
-  else
-    MPI_Isend(R.buf.data(), Bytes, MPI_BYTE, R.peer, Tag, Data,
-              &Reqs[size_t(R.impl)]);
+  S.recv = false;
+  S.framed = R.bytes == 0;
+  S.action = R.action;
+  S.peer = R.peer;
+  S.seq = R.seq;
   R.done = false;
+  int Tag = matchTag(matchingComm(R.action, Me), RS.schedule().stages, TagUb);
+  size_t Bytes = 0;
+  const void *Src = sendBytes(R.buf, Bytes);
+  if (Bytes > size_t(std::numeric_limits<int>::max())) {
+    RS.fail(ExitError,
+            fmt::format("rank {}: `{}` sends {} bytes, more than one MPI "
+                        "message carries",
+                        Self, formatAction(R.action), Bytes));
+    throw Aborted();
+  }
+  auto issue = [&](const void *Data_, size_t N, MPI_Request &Req) {
+    if (Rendezvous)
+      MPI_Issend(Data_, int(N), MPI_BYTE, R.peer, Tag, Data, &Req);
+    else
+      MPI_Isend(Data_, int(N), MPI_BYTE, R.peer, Tag, Data, &Req);
+  };
+  if (!S.framed) {
+    issue(Src, Bytes, S.req);
+    return;
+  }
+  std::string Header =
+      R.buf.payload() ? R.buf.payload()->header() : R.buf.header();
+  if (Header.size() > MaxHeaderBytes) {
+    RS.fail(ExitError,
+            fmt::format("rank {}: `{}`: the message header has {} bytes, "
+                        "more than {}",
+                        Self, formatAction(R.action), Header.size(),
+                        MaxHeaderBytes));
+    throw Aborted();
+  }
+  bool Inline = sizeof(FrameHead) + Header.size() + Bytes <= FrameBytes;
+  FrameHead H{FrameMagic, uint32_t(Header.size()), uint64_t(Bytes),
+              Inline ? 1u : 0u, 0};
+  S.frame.resizeBytes(sizeof(FrameHead) + Header.size() + (Inline ? Bytes : 0));
+  std::memcpy(S.frame.data(), &H, sizeof(H));
+  if (!Header.empty())
+    std::memcpy(S.frame.data() + sizeof(H), Header.data(), Header.size());
+  if (Inline && Bytes)
+    std::memcpy(S.frame.data() + sizeof(H) + Header.size(), Src, Bytes);
+  issue(S.frame.data(), S.frame.bytes(), S.req);
+  // The body goes out at once; its receive is posted when the frame lands.
+  if (!Inline)
+    MPI_Isend(Src, int(Bytes), MPI_BYTE, R.peer, bodyTag(R.seq, TagUb), Body,
+              &S.body);
 }
 
 void MpiTransport::postRecv(int32_t, Request &R) {
   R.impl = slot();
+  Slot &S = Slots[size_t(R.impl)];
   R.seq = RecvSeq[size_t(R.peer)]++;
-  R.buf.resizeBytes(R.bytes);
-  // MPI_ANY_TAG: matching is by order (non-overtaking), the tag is checked.
-  MPI_Irecv(R.buf.data(), int(R.bytes), MPI_BYTE, R.peer, MPI_ANY_TAG, Data,
-            &Reqs[size_t(R.impl)]);
+  S.recv = true;
+  S.framed = R.bytes == 0;
+  S.frameDone = false;
+  S.action = R.action;
+  S.peer = R.peer;
+  S.seq = R.seq;
   R.done = false;
+  // MPI_ANY_TAG: matching is by order (non-overtaking), the tag is checked.
+  if (!S.framed) {
+    R.buf.resizeBytes(R.bytes);
+    MPI_Irecv(R.buf.data(), int(R.bytes), MPI_BYTE, R.peer, MPI_ANY_TAG, Data,
+              &S.req);
+    return;
+  }
+  S.frame.resizeBytes(FrameBytes);
+  MPI_Irecv(S.frame.data(), int(FrameBytes), MPI_BYTE, R.peer, MPI_ANY_TAG,
+            Data, &S.req);
+  OpenFrames.push_back(R.impl);
+}
+
+void MpiTransport::mpiFailed(int32_t Self, int Rc, const MPI_Status &St,
+                             const Action &A, size_t Expected) {
+  char Text[MPI_MAX_ERROR_STRING];
+  int Len = 0;
+  int Code = Rc == MPI_ERR_IN_STATUS ? St.MPI_ERROR : Rc;
+  MPI_Error_string(Code, Text, &Len);
+  RS.fail(
+      ExitError,
+      fmt::format("rank {}: `{}` failed in MPI: {}{}", Self, formatAction(A),
+                  std::string(Text, size_t(Len)),
+                  isRecv(A.kind) && Expected
+                      ? fmt::format(" (the kernels expect {} bytes)", Expected)
+                      : std::string()));
+  throw Aborted();
+}
+
+void MpiTransport::checkTag(int32_t Self, const Action &A, int32_t Peer,
+                            uint64_t Seq, int Tag) {
+  int Expected = matchTag(A, RS.schedule().stages, TagUb);
+  if (Tag == Expected)
+    return;
+  // Decode the tag back into the receive the sender meant (exact unless
+  // the tag range wrapped) and say it in the lint's words.
+  uint64_t Key = uint64_t(Tag);
+  uint64_t Stages1 = uint64_t(RS.schedule().stages) + 1;
+  Action Meant;
+  Meant.kind = Key % 2 ? Kind::RecvB : Kind::RecvF;
+  Meant.stage = int32_t((Key / 2) % Stages1);
+  Meant.mb = int32_t((Key / 2) / Stages1);
+  Meant.peer = Peer;
+  Action Sent = matchingComm(Meant, Self);
+  Sent.peer = Self;
+  RS.fail(ExitError, checkMatch(Peer, Sent, Self, A, Seq));
+  throw Aborted();
+}
+
+void MpiTransport::onFrame(int32_t Self, Slot &S, const MPI_Status &St) {
+  S.frameDone = true;
+  checkTag(Self, S.action, S.peer, S.seq, St.MPI_TAG);
+  int Count = 0;
+  MPI_Get_count(&St, MPI_BYTE, &Count);
+  FrameHead H{};
+  if (size_t(Count) >= sizeof(H))
+    std::memcpy(&H, S.frame.data(), sizeof(H));
+  size_t Have = size_t(Count) - std::min(size_t(Count), sizeof(H));
+  if (size_t(Count) < sizeof(H) || H.magic != FrameMagic ||
+      H.headerBytes > Have ||
+      (H.inlineBody && H.bodyBytes > Have - H.headerBytes)) {
+    RS.fail(ExitError,
+            fmt::format("rank {}: `{}` received a {}-byte message from rank "
+                        "{} that is not a frame: the sender's kernels give "
+                        "this message a fixed size, this rank's a variable "
+                        "one (Kernels::messageBytes must agree on all ranks)",
+                        Self, formatAction(S.action), Count, S.peer));
+    throw Aborted();
+  }
+  const unsigned char *P = S.frame.data() + sizeof(H);
+  S.data.setHeader(
+      std::string(reinterpret_cast<const char *>(P), H.headerBytes));
+  S.data.resizeBytes(size_t(H.bodyBytes));
+  if (H.inlineBody) {
+    if (H.bodyBytes)
+      std::memcpy(S.data.data(), P + H.headerBytes, size_t(H.bodyBytes));
+    return;
+  }
+  int Rc = MPI_Irecv(S.data.data(), int(H.bodyBytes), MPI_BYTE, S.peer,
+                     bodyTag(S.seq, TagUb), Body, &S.body);
+  if (Rc != MPI_SUCCESS)
+    mpiFailed(Self, Rc, St, S.action, 0);
+}
+
+void MpiTransport::progress() {
+  for (size_t I = 0; I < OpenFrames.size();) {
+    Slot &S = Slots[size_t(OpenFrames[I])];
+    int Flag = 0;
+    MPI_Status St;
+    int Rc = MPI_Test(&S.req, &Flag, &St);
+    if (Rc != MPI_SUCCESS)
+      mpiFailed(Me, Rc, St, S.action, 0);
+    if (!Flag) {
+      ++I;
+      continue;
+    }
+    OpenFrames[I] = OpenFrames.back();
+    OpenFrames.pop_back();
+    onFrame(Me, S, St);
+  }
 }
 
 bool MpiTransport::test(int32_t Self, Request &R) {
   if (R.done)
     return true;
+  // Frames that arrived for other receives get their bodies posted now.
+  progress();
+  Slot &S = Slots[size_t(R.impl)];
   int Flag = 0;
   MPI_Status St;
-  int Rc = MPI_Test(&Reqs[size_t(R.impl)], &Flag, &St);
-  if (Rc != MPI_SUCCESS) {
-    char Text[MPI_MAX_ERROR_STRING];
-    int Len = 0;
-    int Code = Rc == MPI_ERR_IN_STATUS ? St.MPI_ERROR : Rc;
-    MPI_Error_string(Code, Text, &Len);
-    RS.fail(
-        ExitError,
-        fmt::format("rank {}: `{}` failed in MPI: {}{}", Self,
-                    formatAction(R.action), std::string(Text, size_t(Len)),
-                    isRecv(R.action.kind)
-                        ? fmt::format(" (the kernels expect {} bytes)", R.bytes)
-                        : std::string()));
-    throw Aborted();
+  if (S.framed) {
+    // The frame (posted bodies first) and then the body: an MPI_Test on a
+    // finished (null) request reports it complete.
+    if (S.recv && !S.frameDone)
+      return false;
+    for (MPI_Request *Q : {&S.req, &S.body}) {
+      int Rc = MPI_Test(Q, &Flag, &St);
+      if (Rc != MPI_SUCCESS)
+        mpiFailed(Self, Rc, St, R.action, 0);
+      if (!Flag)
+        return false;
+    }
+    R.done = true;
+    if (S.recv)
+      R.buf = std::move(S.data);
+    freeSlot(R.impl);
+    R.impl = -1;
+    return true;
   }
+  int Rc = MPI_Test(&S.req, &Flag, &St);
+  if (Rc != MPI_SUCCESS)
+    mpiFailed(Self, Rc, St, R.action, R.bytes);
   if (!Flag)
     return false;
   R.done = true;
-  FreeSlots.push_back(R.impl);
+  freeSlot(R.impl);
   R.impl = -1;
   if (isSend(R.action.kind))
     return true;
-  int Expected = matchTag(R.action, RS.schedule().stages, TagUb);
-  if (St.MPI_TAG != Expected) {
-    // Decode the tag back into the receive the sender meant (exact unless
-    // the tag range wrapped) and say it in the lint's words.
-    uint64_t Key = uint64_t(St.MPI_TAG);
-    uint64_t Stages1 = uint64_t(RS.schedule().stages) + 1;
-    Action Meant;
-    Meant.kind = Key % 2 ? Kind::RecvB : Kind::RecvF;
-    Meant.stage = int32_t((Key / 2) % Stages1);
-    Meant.mb = int32_t((Key / 2) / Stages1);
-    Meant.peer = R.peer;
-    Action Sent = matchingComm(Meant, Self);
-    Sent.peer = Self;
-    RS.fail(ExitError, checkMatch(R.peer, Sent, Self, R.action, R.seq));
-    throw Aborted();
-  }
+  checkTag(Self, R.action, R.peer, R.seq, St.MPI_TAG);
   int Count = 0;
   MPI_Get_count(&St, MPI_BYTE, &Count);
   if (size_t(Count) != R.bytes) {
@@ -260,6 +440,7 @@ int runMpi(const ScheduleDesc &S, Kernels &K, const RunOptions &O, int *Argc,
   std::vector<TraceEvent> Events;
   double Finish = 0;
   int64_t Peak = 0;
+  ActivationBytes Bytes;
   {
     MpiTransport T(RS, MPI_COMM_WORLD, Comm != CommModel::Eager);
     T.watchdogSeconds = O.watchdogSeconds;
@@ -281,6 +462,7 @@ int runMpi(const ScheduleDesc &S, Kernels &K, const RunOptions &O, int *Argc,
         K.endStep(Me, Step);
       }
       K.finish(Me);
+      Bytes = K.activationBytes(Me);
       St.phase.store(int32_t(Phase::Finished));
       Finish = E.finishMicros();
       Peak = E.peakActivations();
@@ -311,6 +493,11 @@ int runMpi(const ScheduleDesc &S, Kernels &K, const RunOptions &O, int *Argc,
   std::vector<int64_t> Peaks(static_cast<size_t>(Size));
   MPI_Gather(&Peak, 1, MPI_INT64_T, Peaks.data(), 1, MPI_INT64_T, 0,
              MPI_COMM_WORLD);
+  int64_t Mine[5] = {Bytes.peak, Bytes.expected, Bytes.minPerActivation,
+                     Bytes.maxPerActivation, Bytes.strict ? 1 : 0};
+  std::vector<int64_t> AllBytes(size_t(Size) * 5);
+  MPI_Gather(Mine, 5, MPI_INT64_T, AllBytes.data(), 5, MPI_INT64_T, 0,
+             MPI_COMM_WORLD);
   if (!O.traceFile.empty()) {
     int Bytes = int(Events.size() * sizeof(TraceEvent));
     std::vector<int> Counts(static_cast<size_t>(Size)),
@@ -339,6 +526,13 @@ int runMpi(const ScheduleDesc &S, Kernels &K, const RunOptions &O, int *Argc,
       printMakespan(S, Comm, O, Makespan,
                     dynamic_cast<BusyWaitKernels *>(&K) != nullptr);
     if (!checkPeaks(S, Peaks, O.quiet))
+      Code = ExitError;
+    std::vector<ActivationBytes> PerRank(static_cast<size_t>(Size));
+    for (size_t R = 0; R < PerRank.size(); ++R) {
+      const int64_t *V = AllBytes.data() + R * 5;
+      PerRank[R] = ActivationBytes{V[0], V[1], V[2], V[3], V[4] != 0};
+    }
+    if (!checkActivationBytes(Peaks, PerRank, O.quiet))
       Code = ExitError;
     if (Code == ExitOk && !O.quiet)
       fmt::print("ok\n");

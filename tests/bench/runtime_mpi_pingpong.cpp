@@ -68,6 +68,7 @@ double runtime(const ScheduleDesc &D, int Me, size_t Bytes, int Iters,
       Request S;
       S.action = Action{Kind::SendF, 0, 1, 0, 0};
       S.peer = 1;
+      S.bytes = Bytes;
       S.buf = std::move(Payload);
       T.postSend(0, S);
       T.wait(0, S);
@@ -83,6 +84,7 @@ double runtime(const ScheduleDesc &D, int Me, size_t Bytes, int Iters,
       Request S;
       S.action = Action{Kind::SendB, 0, 0, 0, 1};
       S.peer = 0;
+      S.bytes = Bytes;
       S.buf = std::move(R.buf);
       T.postSend(1, S);
       T.wait(1, S);

@@ -27,9 +27,18 @@
 #include "ppsrt/Schedule.h"
 
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace ppsrt {
+
+/// Kernel-owned state of one (microbatch, stage) that must live exactly as
+/// long as its activations (e.g. an autograd graph): kept in StageIO::state
+/// and destroyed when the runtime releases the StageIO.
+class StageState {
+public:
+  virtual ~StageState() = default;
+};
 
 /// The runtime-owned state of one (microbatch, stage).
 struct StageIO {
@@ -49,6 +58,33 @@ struct StageIO {
   std::vector<Buffer> saved;
   /// Loss of this microbatch (last stage only).
   double loss = 0;
+  /// Kernel state of this (m, s); destroyed at the release (the last
+  /// backward of (m, s), where the memory analysis releases it).
+  std::unique_ptr<StageState> state;
+
+  /// Drops everything (at the release); buffers keep their memory for reuse.
+  void reset() {
+    state.reset();
+    input.reset();
+    output.reset();
+    gradOutput.reset();
+    gradInput.reset();
+    saved.clear();
+  }
+};
+
+/// Activation bytes of one rank, for kernels that measure them (see
+/// Kernels::activationBytes): printed next to the activation counts.
+struct ActivationBytes {
+  /// Measured peak of the bytes the rank's live activations hold.
+  int64_t peak = -1;
+  /// What the memory analysis predicts: its live (m, s) set at each point
+  /// times each (m, s)'s bytes; for one activation size, peak count x size.
+  int64_t expected = -1;
+  /// Smallest and largest bytes of one activation (one (m, s)) on the rank.
+  int64_t minPerActivation = 0, maxPerActivation = 0;
+  /// A difference between peak and expected fails the run.
+  bool strict = false;
 };
 
 /// Per-process context handed to kernels.
@@ -61,6 +97,8 @@ struct KernelContext {
   /// Built-in workload: sleep instead of spinning (--kernel=sleep), for
   /// timing runs with more ranks than free cores.
   bool sleep = false;
+  /// The executor's arguments after `--`, for the kernels to interpret.
+  std::vector<std::string> args;
 };
 
 class Executor;
@@ -78,7 +116,9 @@ public:
   virtual void installHandlers(Executor &E) {}
   /// Bytes of F(m, Stage)'s output (Gradient = false) or of the gradient
   /// I/B(m, Stage) sends to the previous stage (Gradient = true). The MPI
-  /// transport posts receives of this size before the data arrives.
+  /// transport posts receives of this size before the data arrives. 0 means
+  /// "variable": messages then carry their own size and header (Buffer's
+  /// payload), at the cost of a small frame per message.
   virtual size_t messageBytes(int32_t Stage, bool Gradient) = 0;
 
   /// F(m, s): reads IO.input (empty at stage 0: produce the microbatch's
@@ -106,6 +146,9 @@ public:
   virtual void endStep(int32_t Rank, int Step) {}
   /// After the last step of a rank; throw to fail the run (e.g. a check).
   virtual void finish(int32_t Rank) {}
+  /// The rank's measured activation bytes, if the kernels measure them
+  /// (called after finish).
+  virtual ActivationBytes activationBytes(int32_t Rank) { return {}; }
 };
 
 /// The built-in workload: each compute spins for its cost-model time times

@@ -24,6 +24,7 @@
 //                            each action's time (sleep: timing runs with
 //                            more ranks than free cores)
 //   --quiet                  print only errors
+//   -- ARGS...               the rest goes to the kernels (KernelContext::args)
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -33,6 +34,7 @@
 #include "ppsrt/Schedule.h"
 
 #include <string>
+#include <vector>
 
 namespace ppsrt {
 
@@ -49,6 +51,8 @@ struct RunOptions {
   size_t messageBytes = 64;
   bool sleepKernels = false;
   bool quiet = false;
+  /// Arguments after `--`, passed to the kernels.
+  std::vector<std::string> kernelArgs;
 };
 
 /// The kernel context and executor options a run's options imply (shared
@@ -60,6 +64,7 @@ inline KernelContext kernelContextFor(const ScheduleDesc &S,
   Ctx.secondsPerUnit = O.timeScale * 1e-3;
   Ctx.messageBytes = O.messageBytes;
   Ctx.sleep = O.sleepKernels;
+  Ctx.args = O.kernelArgs;
   return Ctx;
 }
 inline ExecOptions execOptionsFor(CommModel Comm, const RunOptions &O) {
@@ -81,6 +86,8 @@ struct RunResult {
   double makespanMicros = 0;            ///< all steps, wall clock
   std::vector<int64_t> peakActivations; ///< per rank
   double lossSum = 0;                   ///< last step
+  /// Per rank, if the kernels measure activation bytes.
+  std::vector<ActivationBytes> activationBytes;
 };
 
 /// Runs S on in-process threads with the given kernels.
@@ -99,6 +106,12 @@ int executorMain(const ScheduleDesc &S, int Argc, char **Argv);
 /// returns false on a mismatch (prints the figures unless Quiet).
 bool checkPeaks(const ScheduleDesc &S, const std::vector<int64_t> &Peaks,
                 bool Quiet);
+/// Prints the measured activation bytes per rank next to what the memory
+/// analysis predicts (if the kernels measure them); returns false if a rank
+/// differs and its kernels asked for the check.
+bool checkActivationBytes(const std::vector<int64_t> &Peaks,
+                          const std::vector<ActivationBytes> &Bytes,
+                          bool Quiet);
 /// Prints the measured makespan per step, next to the compiler's
 /// predictions (ppsc sim's figure and the executor timing's, both computed
 /// by the compiler and carried in S) when the built-in workload (whose

@@ -11,6 +11,18 @@
 // other ranks are handled while blocked: when any rank stalls, every rank
 // prints its own status line and the stalled rank aborts the job.
 //
+// Messages of a size the kernels fix in advance (Kernels::messageBytes > 0)
+// are one MPI message of exactly that size. Variable-size messages
+// (messageBytes == 0, e.g. tensors of any dtype and shape) are *framed*: the
+// receive posted at the RECV action is for a small frame (a magic word, the
+// Buffer's header, the body size, and the body itself when it fits); a larger
+// body follows as a second message on a third communicator, tagged with the
+// message's position on its channel, and its receive is posted as soon as
+// the frame has arrived (by whichever wait or test of this rank sees it
+// first), so a framed send completes as soon as the frame would have
+// alone. The frame carries the FIFO tag, so matching and its check are the
+// same as for plain messages.
+//
 // Only the main thread calls MPI (MPI_THREAD_FUNNELED).
 //
 //===----------------------------------------------------------------------===//
@@ -44,8 +56,35 @@ public:
   void stallDetected() { Stalled.store(true); }
   double watchdogSeconds = 10;
 
+  /// Bytes of a frame (framed messages): a body up to about this size is
+  /// sent inside it.
+  static constexpr size_t FrameBytes = 1024;
+
 private:
+  /// One outstanding operation. Framed ones have a frame and maybe a body.
+  struct Slot {
+    MPI_Request req = MPI_REQUEST_NULL;  ///< the message, or the frame
+    MPI_Request body = MPI_REQUEST_NULL; ///< framed: the separate body
+    bool framed = false;
+    bool recv = false;
+    bool frameDone = false; ///< framed receive: the frame has arrived
+    Action action;          ///< the local comm action (for messages)
+    int32_t peer = -1;
+    uint64_t seq = 0;
+    Buffer frame; ///< framed: the frame (sent, or received)
+    Buffer data;  ///< framed receive: the body (then the whole result)
+  };
   int64_t slot();
+  void freeSlot(int64_t S);
+  [[noreturn]] void mpiFailed(int32_t Self, int Rc, const MPI_Status &St,
+                              const Action &A, size_t Expected);
+  /// Checks that a completed receive was meant for this receive (its tag).
+  void checkTag(int32_t Self, const Action &A, int32_t Peer, uint64_t Seq,
+                int Tag);
+  /// A framed receive's frame arrived: check and parse it, post the body.
+  void onFrame(int32_t Self, Slot &S, const MPI_Status &St);
+  /// Tests the frames of open framed receives (posts their bodies).
+  void progress();
   void poll();
   /// The polling loop of wait() and waitRaw(): returns once IsDone() is true,
   /// polling for stall notices and throwing Aborted if the run is aborted.
@@ -53,12 +92,13 @@ private:
   [[noreturn]] void onStall();
 
   RunState &RS;
-  MPI_Comm Data, Ctrl;
+  MPI_Comm Data, Ctrl, Body;
   bool Rendezvous;
   int Me = 0, Size = 0;
   int TagUb = 32767;
-  std::vector<MPI_Request> Reqs;
+  std::vector<Slot> Slots;
   std::vector<int64_t> FreeSlots;
+  std::vector<int64_t> OpenFrames; ///< framed receives whose frame is due
   std::vector<uint64_t> SendSeq, RecvSeq;
   std::atomic<bool> Stalled{false};
   bool Reported = false;

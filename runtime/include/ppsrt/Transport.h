@@ -33,8 +33,10 @@ struct Request {
   Action action;            ///< the local comm action
   int64_t actionIndex = -1; ///< its index in the rank's table
   int32_t peer = -1;
-  Buffer buf;       ///< send: the payload; receive: filled on completion
-  size_t bytes = 0; ///< receive: expected size (used by MPI)
+  Buffer buf; ///< send: the payload; receive: filled on completion
+  /// Size the receiver expects (Kernels::messageBytes), set on both sides;
+  /// 0: variable, the MPI transport then frames the message (header + size).
+  size_t bytes = 0;
   uint64_t seq = 0; ///< position in the channel's FIFO order
   bool done = false;
   double postMicros = 0;
