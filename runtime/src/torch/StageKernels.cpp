@@ -1,0 +1,881 @@
+//===- StageKernels.cpp - tensors in Buffers, accounting, stage kernels ---===//
+//
+// The second (and last) libtorch translation unit of pps_runtime_torch:
+// Tensors.h (tensor payloads and headers, the tracking allocator) and
+// StageKernels.h (the kernels and the unpipelined reference).
+//
+//===----------------------------------------------------------------------===//
+#include "ppsrt/torch/StageKernels.h"
+
+#include <c10/core/CPUAllocator.h>
+#include <c10/util/Exception.h>
+#include <torch/optim/optimizer.h>
+#include <torch/utils.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+#include <unordered_map>
+
+namespace ppsrt {
+namespace torch {
+
+//===----------------------------------------------------------------------===//
+// Tensors in Buffers
+//===----------------------------------------------------------------------===//
+
+static constexpr unsigned char HeaderVersion = 1;
+
+std::string encodeTensorHeader(at::ScalarType Type, at::IntArrayRef Sizes) {
+  std::string H;
+  H.reserve(3 + 8 * Sizes.size());
+  H.push_back(char(HeaderVersion));
+  H.push_back(char(static_cast<int8_t>(Type)));
+  H.push_back(char(uint8_t(Sizes.size())));
+  for (int64_t D : Sizes) {
+    char B[8];
+    std::memcpy(B, &D, 8);
+    H.append(B, 8);
+  }
+  return H;
+}
+
+bool decodeTensorHeader(const std::string &H, at::ScalarType &Type,
+                        std::vector<int64_t> &Sizes, std::string &Error) {
+  if (H.size() < 3 || (unsigned char)H[0] != HeaderVersion) {
+    Error = "the message has no tensor header";
+    return false;
+  }
+  int T = int(static_cast<int8_t>(H[1]));
+  size_t Dims = (unsigned char)H[2];
+  if (T < 0 || T >= int(at::ScalarType::NumOptions) ||
+      H.size() != 3 + 8 * Dims) {
+    Error = "the message's tensor header is corrupt";
+    return false;
+  }
+  Type = static_cast<at::ScalarType>(T);
+  Sizes.resize(Dims);
+  for (size_t I = 0; I < Dims; ++I) {
+    std::memcpy(&Sizes[I], H.data() + 3 + 8 * I, 8);
+    if (Sizes[I] < 0) {
+      Error = "the message's tensor header has a negative size";
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string TensorPayload::header() const {
+  return encodeTensorHeader(T.scalar_type(), T.sizes());
+}
+
+const void *TensorPayload::contiguousBytes(size_t &Bytes) const {
+  if (!Contiguous.defined())
+    Contiguous = T.is_contiguous() ? T : T.contiguous();
+  Bytes = Contiguous.numel() * Contiguous.element_size();
+  return Contiguous.data_ptr();
+}
+
+Buffer toBuffer(const at::Tensor &T) {
+  Buffer B;
+  B.setPayload(std::make_shared<TensorPayload>(T));
+  return B;
+}
+
+at::Tensor fromBuffer(const Buffer &B) {
+  if (B.payload()) {
+    if (auto *P = dynamic_cast<const TensorPayload *>(B.payload().get()))
+      return P->tensor();
+    throw std::runtime_error("the message carries an object that is not a "
+                             "tensor");
+  }
+  at::ScalarType Type;
+  std::vector<int64_t> Sizes;
+  std::string Error;
+  if (!decodeTensorHeader(B.header(), Type, Sizes, Error))
+    throw std::runtime_error(Error);
+  at::Tensor T = at::empty(Sizes, at::TensorOptions().dtype(Type));
+  size_t Want = size_t(T.numel()) * T.element_size();
+  if (Want != B.bytes())
+    throw std::runtime_error(
+        fmt::format("the message has {} bytes, its header says {} ({})",
+                    B.bytes(), Want, describeTensor(Type, Sizes)));
+  if (Want)
+    std::memcpy(T.data_ptr(), B.data(), Want);
+  return T;
+}
+
+static std::string dtypeName(at::ScalarType T) {
+  switch (T) {
+  case at::kFloat:
+    return "float32";
+  case at::kDouble:
+    return "float64";
+  case at::kHalf:
+    return "float16";
+  case at::kBFloat16:
+    return "bfloat16";
+  case at::kLong:
+    return "int64";
+  case at::kInt:
+    return "int32";
+  case at::kShort:
+    return "int16";
+  case at::kChar:
+    return "int8";
+  case at::kByte:
+    return "uint8";
+  case at::kBool:
+    return "bool";
+  default:
+    return c10::toString(T);
+  }
+}
+
+std::string describeTensor(at::ScalarType Type, at::IntArrayRef Sizes) {
+  std::string S = dtypeName(Type) + " [";
+  for (size_t I = 0; I < Sizes.size(); ++I)
+    S += fmt::format("{}{}", I ? ", " : "", Sizes[I]);
+  return S + "]";
+}
+
+std::string describeTensor(const at::Tensor &T) {
+  return describeTensor(T.scalar_type(), T.sizes());
+}
+
+//===----------------------------------------------------------------------===//
+// The tracking allocator
+//===----------------------------------------------------------------------===//
+
+static thread_local Account *Charged = nullptr;
+
+/// Wraps libtorch's CPU allocator: every allocation gets our deleter (the
+/// context is the data pointer, as the default allocator has it), and one
+/// made inside a ChargeScope is recorded with its claimant. All records are
+/// under one lock (allocations are few per action: tensors, not elements).
+class TrackingAllocator final : public c10::Allocator {
+public:
+  c10::Allocator *Base = nullptr;
+  c10::DeleterFnPtr BaseDeleter = nullptr;
+
+  struct Entry {
+    int64_t bytes = 0;
+    std::vector<Account *> holders;
+    Pool *orphanOf = nullptr; ///< counted as leaked there
+  };
+  std::mutex Mu;
+  std::unordered_map<void *, Entry> Live;
+  std::atomic<int64_t> Count{0};
+
+  c10::DataPtr allocate(size_t N) const override {
+    c10::DataPtr D = Base->allocate(N);
+    void *P = D.get();
+    c10::Device Dev = D.device();
+    if (D.get_context() != P)
+      return D; // not the default allocator's layout: leave it alone
+    D.release_context();
+    if (Account *A = Charged; A && P) {
+      auto *Self = const_cast<TrackingAllocator *>(this);
+      std::lock_guard<std::mutex> L(Self->Mu);
+      Entry &E = Self->Live[P];
+      E.bytes = int64_t(N);
+      E.holders.assign(1, A);
+      A->claims.push_back(P);
+      A->add(int64_t(N));
+      Self->Count.fetch_add(1, std::memory_order_relaxed);
+    }
+    return {P, P, &TrackingAllocator::release, Dev};
+  }
+  c10::DeleterFnPtr raw_deleter() const override { return &release; }
+
+  static TrackingAllocator &get() {
+    static TrackingAllocator *T = new TrackingAllocator(); // never destroyed
+    return *T;
+  }
+  /// The deleter of every allocation: takes it off its claimants.
+  static void release(void *P) {
+    TrackingAllocator &T = get();
+    if (P && T.Count.load(std::memory_order_relaxed) > 0) {
+      std::lock_guard<std::mutex> L(T.Mu);
+      auto It = T.Live.find(P);
+      if (It != T.Live.end()) {
+        Entry &E = It->second;
+        for (Account *A : E.holders)
+          A->add(-E.bytes);
+        if (E.orphanOf)
+          E.orphanOf->leaked.fetch_sub(E.bytes, std::memory_order_relaxed);
+        T.Live.erase(It);
+        T.Count.fetch_sub(1, std::memory_order_relaxed);
+      }
+    }
+    T.BaseDeleter(P);
+  }
+};
+
+namespace {
+std::once_flag InstallOnce;
+bool Installed = false;
+} // namespace
+
+void Account::add(int64_t B) {
+  live.fetch_add(B, std::memory_order_relaxed);
+  if (pool)
+    pool->live.fetch_add(B, std::memory_order_relaxed);
+}
+
+Account::~Account() {
+  if (!claims.empty())
+    MemoryTracker::release(this);
+}
+
+ChargeScope::ChargeScope(Account *A) : Prev(Charged) { Charged = A; }
+ChargeScope::~ChargeScope() { Charged = Prev; }
+
+bool MemoryTracker::install() {
+  std::call_once(InstallOnce, [] {
+    TrackingAllocator &T = TrackingAllocator::get();
+    T.Base = c10::GetCPUAllocator();
+    T.BaseDeleter = T.Base->raw_deleter();
+    // Our deleter forwards to the base one with the data pointer as the
+    // context, which is how libtorch's default CPU allocator works.
+    c10::DataPtr Probe = T.Base->allocate(16);
+    if (!T.BaseDeleter || Probe.get_context() != Probe.get())
+      return;
+    c10::SetCPUAllocator(&T, /*priority=*/100);
+    Installed = c10::GetCPUAllocator() == &T;
+  });
+  return Installed;
+}
+
+bool MemoryTracker::installed() { return Installed; }
+
+static void *storageKey(const at::Tensor &T) {
+  if (!T.defined() || !T.has_storage())
+    return nullptr;
+  return T.storage().data_ptr().get();
+}
+
+void MemoryTracker::claim(const at::Tensor &Tensor, Account *A) {
+  void *P = storageKey(Tensor);
+  if (!P || !A || !Installed)
+    return;
+  TrackingAllocator &T = TrackingAllocator::get();
+  std::lock_guard<std::mutex> L(T.Mu);
+  auto Ins = T.Live.try_emplace(P);
+  TrackingAllocator::Entry &E = Ins.first->second;
+  if (Ins.second) {
+    E.bytes = int64_t(Tensor.storage().nbytes());
+    T.Count.fetch_add(1, std::memory_order_relaxed);
+  }
+  if (std::find(E.holders.begin(), E.holders.end(), A) != E.holders.end())
+    return;
+  if (E.orphanOf) {
+    E.orphanOf->leaked.fetch_sub(E.bytes, std::memory_order_relaxed);
+    E.orphanOf = nullptr;
+  }
+  E.holders.push_back(A);
+  A->claims.push_back(P);
+  A->add(E.bytes);
+}
+
+void MemoryTracker::unclaim(const at::Tensor &Tensor, Account *A) {
+  void *P = storageKey(Tensor);
+  if (!P || !A || !Installed)
+    return;
+  TrackingAllocator &T = TrackingAllocator::get();
+  std::lock_guard<std::mutex> L(T.Mu);
+  auto It = T.Live.find(P);
+  if (It == T.Live.end())
+    return;
+  TrackingAllocator::Entry &E = It->second;
+  auto H = std::find(E.holders.begin(), E.holders.end(), A);
+  if (H == E.holders.end())
+    return;
+  E.holders.erase(H);
+  A->add(-E.bytes);
+  A->claims.erase(std::find(A->claims.begin(), A->claims.end(), P));
+  // Nobody claims it: in flight (e.g. sent), not anyone's activation.
+  if (E.holders.empty() && !E.orphanOf) {
+    T.Live.erase(It);
+    T.Count.fetch_sub(1, std::memory_order_relaxed);
+  }
+}
+
+void MemoryTracker::release(Account *A) {
+  if (!Installed || !A)
+    return;
+  TrackingAllocator &T = TrackingAllocator::get();
+  std::lock_guard<std::mutex> L(T.Mu);
+  for (void *P : A->claims) {
+    auto It = T.Live.find(P);
+    if (It == T.Live.end())
+      continue; // freed already
+    TrackingAllocator::Entry &E = It->second;
+    auto H = std::find(E.holders.begin(), E.holders.end(), A);
+    if (H == E.holders.end())
+      continue;
+    E.holders.erase(H);
+    A->add(-E.bytes);
+    if (E.holders.empty() && A->pool) {
+      // Still alive, and no activation holds it any more.
+      E.orphanOf = A->pool;
+      A->pool->leaked.fetch_add(E.bytes, std::memory_order_relaxed);
+    }
+  }
+  A->claims.clear();
+}
+
+void MemoryTracker::compact(Account *A) {
+  if (!Installed || !A)
+    return;
+  TrackingAllocator &T = TrackingAllocator::get();
+  std::lock_guard<std::mutex> L(T.Mu);
+  std::vector<void *> Keep;
+  for (void *P : A->claims) {
+    auto It = T.Live.find(P);
+    if (It == T.Live.end())
+      continue;
+    const std::vector<Account *> &H = It->second.holders;
+    if (std::find(H.begin(), H.end(), A) != H.end() &&
+        std::find(Keep.begin(), Keep.end(), P) == Keep.end())
+      Keep.push_back(P);
+  }
+  A->claims = std::move(Keep);
+}
+
+//===----------------------------------------------------------------------===//
+// Stage kernels
+//===----------------------------------------------------------------------===//
+
+/// Building modules seeds libtorch's global generator: one at a time.
+static std::mutex &buildMutex() {
+  static std::mutex Mu;
+  return Mu;
+}
+
+static std::string what(const std::exception &E) {
+  if (auto *C = dynamic_cast<const c10::Error *>(&E))
+    return C->what_without_backtrace();
+  return E.what();
+}
+
+/// Runs F, prefixing what it throws with the stage, the microbatch and
+/// what was running.
+template <class Fn>
+static auto guarded(int32_t Stage, int32_t Mb, const char *What, Fn &&F)
+    -> decltype(F()) {
+  try {
+    return F();
+  } catch (const std::exception &E) {
+    throw std::runtime_error(fmt::format(
+        "stage {}, microbatch {}: {} threw: {}", Stage, Mb, What, what(E)));
+  }
+}
+
+static std::runtime_error stageError(int32_t Stage, int32_t Mb,
+                                     const std::string &Msg) {
+  return std::runtime_error(
+      fmt::format("stage {}, microbatch {}: {}", Stage, Mb, Msg));
+}
+
+/// A module built the deterministic way.
+static StageModule buildModule(const Config &C, int32_t Stage) {
+  std::lock_guard<std::mutex> L(buildMutex());
+  ::torch::manual_seed(C.seed + uint64_t(Stage));
+  StageModule M = C.module(Stage);
+  if (!M.module || !M.forward)
+    throw std::runtime_error(
+        fmt::format("Config::module returned no module for stage {}", Stage));
+  return M;
+}
+
+static std::vector<at::Tensor> trainable(const StageModule &M) {
+  std::vector<at::Tensor> Out;
+  for (const at::Tensor &P : M.module->parameters())
+    if (P.requires_grad())
+      Out.push_back(P);
+  return Out;
+}
+
+struct StageKernels::StageSlot {
+  StageModule mod;
+  std::vector<at::Tensor> params;
+  std::unique_ptr<::torch::optim::Optimizer> opt;
+  bool ends = false; ///< the last stage of some microbatch
+  /// The output's dtype and shape, fixed by the first microbatch.
+  bool haveOut = false;
+  at::ScalarType outType = at::kFloat;
+  std::vector<int64_t> outSizes;
+  int32_t outMb = -1;
+  /// What the stage expects to receive (declared, or the first input).
+  bool haveIn = false, inDeclared = false;
+  at::ScalarType inType = at::kFloat;
+  std::vector<int64_t> inSizes;
+  int32_t inMb = -1;
+  double lossSum = 0;
+  std::vector<double> stepLoss;
+};
+
+/// Activation accounting of one rank. Samples are taken after every F and
+/// every release: the pool (bytes the live forwards' accounts claim, plus
+/// what outlived its activation) against the bookkeeping (the bytes each
+/// (m, s) claimed when its F ended, summed over the (m, s) the runtime holds
+/// live, i.e. the memory analysis' live set).
+struct StageKernels::RankSlot {
+  Pool pool;
+  int step = 0;
+  bool threadsSet = false;
+  int64_t book = 0;
+  int64_t peakMeasured = 0, peakBook = 0;
+  int64_t minPer = std::numeric_limits<int64_t>::max(), maxPer = 0;
+  int64_t worstGap = 0; ///< largest |measured - book| at a sample
+  void sample() {
+    int64_t M = pool.bytes();
+    peakMeasured = std::max(peakMeasured, M);
+    peakBook = std::max(peakBook, book);
+    worstGap = std::max(worstGap, std::abs(M - book));
+  }
+};
+
+/// The kernel state of one (m, s): its graph and what the backward needs.
+class StageKernels::State : public StageState {
+public:
+  explicit State(RankSlot &R) : rank(&R), account(&R.pool) {}
+  RankSlot *rank;
+  Account account; ///< the bytes this (m, s) holds
+  std::unique_ptr<StageGraph> graph;
+  at::Tensor gradRoot; ///< the last stage: the loss's gradient seed
+  at::ScalarType outType = at::kFloat, inType = at::kFloat;
+  std::vector<int64_t> outSizes, inSizes;
+  int64_t bytes = 0; ///< claimed when F ended
+  bool counted = false;
+  /// dL/dInput to send back (zeros for an input without a gradient).
+  at::Tensor inputGrad(at::Tensor G) const {
+    return G.defined() ? G : at::zeros(inSizes, at::TensorOptions(inType));
+  }
+  ~State() override {
+    // Free the graph first: what it held is freed here, at the release;
+    // whatever is still alive after that outlived its activation.
+    graph.reset();
+    gradRoot = at::Tensor();
+    MemoryTracker::release(&account);
+    if (!counted)
+      return;
+    rank->book -= bytes;
+    rank->sample();
+  }
+};
+
+StageKernels::StageKernels(const ScheduleDesc &Sched, Config Cfg)
+    : S(Sched), C(std::move(Cfg)) {
+  Scale = C.lossScale != 0 ? C.lossScale : 1.0 / double(S.microbatches);
+  for (int32_t St = 0; St < S.stages; ++St)
+    Stages.push_back(std::make_unique<StageSlot>());
+  for (int32_t R = 0; R < S.ranks; ++R)
+    Ranks.push_back(std::make_unique<RankSlot>());
+  MemoryTracker::install();
+}
+
+StageKernels::~StageKernels() = default;
+
+StageKernels::StageSlot &StageKernels::slot(int32_t Stage) {
+  return *Stages[size_t(Stage)];
+}
+
+::torch::nn::Module *StageKernels::module(int32_t Stage) {
+  if (Stage < 0 || Stage >= S.stages)
+    return nullptr;
+  return Stages[size_t(Stage)]->mod.module.get();
+}
+
+const std::vector<double> &StageKernels::stepLosses(int32_t Stage) const {
+  return Stages[size_t(Stage)]->stepLoss;
+}
+
+void StageKernels::setup(const KernelContext &, int32_t Rank) {
+  if (!C.module || !C.data || !C.loss || !C.optimizer)
+    throw std::runtime_error("ppsrt::torch::Config needs module, data, loss "
+                             "and optimizer");
+  for (int32_t St = 0; St < S.stages; ++St) {
+    if (S.stageToRank[St] != Rank)
+      continue;
+    StageSlot &Slot = slot(St);
+    Slot.mod = buildModule(C, St);
+    Slot.params = trainable(Slot.mod);
+    Slot.opt = C.optimizer(Slot.params, St);
+    for (int32_t M = 0; M < S.microbatches; ++M)
+      Slot.ends |= lastStage(S, M) == St;
+    if (C.inputShape) {
+      Slot.inSizes = C.inputShape(St);
+      Slot.haveIn = Slot.inDeclared = !Slot.inSizes.empty();
+    }
+  }
+}
+
+at::Tensor StageKernels::receive(const StageIO &IO, bool Gradient,
+                                 const State *St) {
+  int32_t Peer = S.stageToRank[IO.stage + (Gradient ? 1 : -1)];
+  const Buffer &B = Gradient ? IO.gradOutput : IO.input;
+  std::string Where =
+      fmt::format("the {} received from rank {} (`recv {}{}@{} <- {}`)",
+                  Gradient ? "gradient" : "input", Peer, Gradient ? "B" : "F",
+                  IO.microbatch, IO.stage, Peer);
+  at::Tensor T;
+  try {
+    T = fromBuffer(B);
+  } catch (const std::exception &E) {
+    throw stageError(IO.stage, IO.microbatch,
+                     fmt::format("{}: {}", Where, E.what()));
+  }
+  if (Gradient) {
+    // The gradient of our own output: exactly its dtype and shape.
+    if (T.scalar_type() != St->outType || T.sizes() != St->outSizes)
+      throw stageError(IO.stage, IO.microbatch,
+                       fmt::format("{} is {}, but the stage's output was {}",
+                                   Where, describeTensor(T),
+                                   describeTensor(St->outType, St->outSizes)));
+    return T;
+  }
+  StageSlot &Slot = slot(IO.stage);
+  if (!Slot.haveIn || Slot.inMb < 0) {
+    if (Slot.haveIn) {
+      // Declared: check the shape (-1 = any), take the dtype.
+      bool Ok = Slot.inSizes.size() == size_t(T.dim());
+      for (size_t I = 0; Ok && I < Slot.inSizes.size(); ++I)
+        Ok = Slot.inSizes[I] < 0 || Slot.inSizes[I] == T.size(int64_t(I));
+      if (!Ok) {
+        std::string Want = "[";
+        for (size_t I = 0; I < Slot.inSizes.size(); ++I)
+          Want += fmt::format("{}{}", I ? ", " : "",
+                              Slot.inSizes[I] < 0
+                                  ? std::string("*")
+                                  : std::to_string(Slot.inSizes[I]));
+        throw stageError(IO.stage, IO.microbatch,
+                         fmt::format("{} is {}, but stage {} expects shape "
+                                     "{}] (Config::inputShape)",
+                                     Where, describeTensor(T), IO.stage, Want));
+      }
+    }
+    Slot.haveIn = true;
+    Slot.inType = T.scalar_type();
+    Slot.inSizes = T.sizes().vec();
+    Slot.inMb = IO.microbatch;
+    return T;
+  }
+  if (T.scalar_type() != Slot.inType || T.sizes() != Slot.inSizes)
+    throw stageError(
+        IO.stage, IO.microbatch,
+        fmt::format("{} is {}, but stage {} expects {} (as received for "
+                    "microbatch {})",
+                    Where, describeTensor(T), IO.stage,
+                    describeTensor(Slot.inType, Slot.inSizes), Slot.inMb));
+  return T;
+}
+
+void StageKernels::forward(StageIO &IO) {
+  const int32_t St = IO.stage, Mb = IO.microbatch;
+  StageSlot &Slot = slot(St);
+  RankSlot &R = *Ranks[size_t(S.stageToRank[St])];
+  bool First = St == firstStage(S, Mb), Last = St == lastStage(S, Mb);
+  auto State_ = std::make_unique<State>(R);
+  State &State = *State_;
+  {
+    ChargeScope Charge(&State.account);
+    at::Tensor In, Leaf;
+    Batch Data;
+    if (First || Last)
+      Data = guarded(St, Mb, "the data source",
+                     [&] { return C.data(R.step, Mb); });
+    if (First) {
+      In = Data.input;
+    } else {
+      at::Tensor Got = receive(IO, false, nullptr);
+      IO.input.reset();
+      // A leaf of this stage's graph. With threads it shares the sender's
+      // storage: it is this (m, s)'s activation now (and still the
+      // sender's too if the sender's graph saved it).
+      Leaf = Got.detach();
+      if (Got.is_floating_point() || Got.is_complex())
+        Leaf.requires_grad_(true);
+      MemoryTracker::claim(Leaf, &State.account);
+      State.inType = Leaf.scalar_type();
+      State.inSizes = Leaf.sizes().vec();
+      In = Leaf;
+    }
+    at::Tensor Out = guarded(St, Mb, "the module's forward",
+                             [&] { return Slot.mod.forward(In); });
+    if (!Out.defined())
+      throw stageError(St, Mb, "the module's forward returned no tensor");
+    if (!Slot.haveOut) {
+      Slot.haveOut = true;
+      Slot.outType = Out.scalar_type();
+      Slot.outSizes = Out.sizes().vec();
+      Slot.outMb = Mb;
+    } else if (Out.scalar_type() != Slot.outType ||
+               Out.sizes() != Slot.outSizes) {
+      throw stageError(
+          St, Mb,
+          fmt::format("the module's output is {}, but microbatch {}'s was {} "
+                      "(a stage's output must keep its dtype and shape)",
+                      describeTensor(Out), Slot.outMb,
+                      describeTensor(Slot.outType, Slot.outSizes)));
+    }
+    State.outType = Out.scalar_type();
+    State.outSizes = Out.sizes().vec();
+    if (Last) {
+      at::Tensor L =
+          guarded(St, Mb, "the loss", [&] { return C.loss(Out, Data.target); });
+      if (!L.defined() || L.numel() != 1)
+        throw stageError(
+            St, Mb,
+            fmt::format("the loss must be one number, not {}",
+                        L.defined() ? describeTensor(L) : "no tensor"));
+      double V = L.detach().to(at::kDouble).item<double>();
+      if (!std::isfinite(V))
+        throw stageError(St, Mb, fmt::format("the loss is {}", V));
+      IO.loss = V;
+      Slot.lossSum += V;
+      State.gradRoot = at::full_like(L, Scale);
+      State.graph = std::make_unique<StageGraph>(L, Leaf, Slot.params);
+    } else {
+      State.graph = std::make_unique<StageGraph>(Out, Leaf, Slot.params);
+      at::Tensor Sent = Out.detach();
+      Out = at::Tensor();
+      // The output leaves this rank (handed over, or sent and freed): it is
+      // the receiver's activation, and ours only if our graph saved it
+      // (then something besides Sent holds its storage).
+      if (Sent.storage().use_count() == 1)
+        MemoryTracker::unclaim(Sent, &State.account);
+      IO.output = toBuffer(Sent);
+    }
+  }
+  // What this (m, s) keeps: the graph's saved tensors and its input.
+  MemoryTracker::compact(&State.account);
+  State.bytes = State.account.bytes();
+  State.counted = true;
+  R.book += State.bytes;
+  R.minPer = std::min(R.minPer, State.bytes);
+  R.maxPer = std::max(R.maxPer, State.bytes);
+  R.sample();
+  IO.state = std::move(State_);
+}
+
+void StageKernels::backwardInput(StageIO &IO) {
+  auto *St = static_cast<State *>(IO.state.get());
+  if (!St)
+    throw stageError(IO.stage, IO.microbatch, "I without its forward's state");
+  at::Tensor G = St->gradRoot.defined() ? St->gradRoot : receive(IO, true, St);
+  IO.gradOutput.reset();
+  at::Tensor GI = guarded(IO.stage, IO.microbatch, "the input backward (I)",
+                          [&] { return St->graph->backwardInput(G); });
+  if (IO.stage > firstStage(S, IO.microbatch))
+    IO.gradInput = toBuffer(St->inputGrad(GI));
+}
+
+void StageKernels::backwardWeight(StageIO &IO) {
+  auto *St = static_cast<State *>(IO.state.get());
+  if (!St)
+    throw stageError(IO.stage, IO.microbatch, "W without its forward's state");
+  guarded(IO.stage, IO.microbatch, "the weight backward (W)",
+          [&] { St->graph->backwardWeight(); });
+}
+
+void StageKernels::backward(StageIO &IO) {
+  auto *St = static_cast<State *>(IO.state.get());
+  if (!St)
+    throw stageError(IO.stage, IO.microbatch, "B without its forward's state");
+  at::Tensor G = St->gradRoot.defined() ? St->gradRoot : receive(IO, true, St);
+  IO.gradOutput.reset();
+  at::Tensor GI = guarded(IO.stage, IO.microbatch, "the backward (B)",
+                          [&] { return St->graph->backward(G); });
+  if (IO.stage > firstStage(S, IO.microbatch))
+    IO.gradInput = toBuffer(St->inputGrad(GI));
+}
+
+void StageKernels::control(Kind K, int32_t Rank, int32_t Stage) {
+  if (C.control && Stage >= 0 && Stage < S.stages && slot(Stage).mod.module)
+    C.control(K, Rank, Stage, *slot(Stage).mod.module);
+}
+void StageKernels::unshard(int32_t Rank, int32_t Stage) {
+  control(Kind::Unshard, Rank, Stage);
+}
+void StageKernels::reshard(int32_t Rank, int32_t Stage) {
+  control(Kind::Reshard, Rank, Stage);
+}
+void StageKernels::reduceGrad(int32_t Rank, int32_t Stage) {
+  control(Kind::ReduceGrad, Rank, Stage);
+}
+
+void StageKernels::beginStep(int32_t Rank, int Step) {
+  RankSlot &R = *Ranks[size_t(Rank)];
+  R.step = Step;
+  // On the rank's own thread: OpenMP's thread count is per thread.
+  if (C.intraOpThreads > 0 && !R.threadsSet) {
+    at::set_num_threads(C.intraOpThreads);
+    R.threadsSet = true;
+  }
+}
+
+void StageKernels::endStep(int32_t Rank, int Step) {
+  for (int32_t St = 0; St < S.stages; ++St) {
+    if (S.stageToRank[St] != Rank)
+      continue;
+    StageSlot &Slot = slot(St);
+    try {
+      Slot.opt->step();
+      Slot.opt->zero_grad();
+    } catch (const std::exception &E) {
+      throw std::runtime_error(
+          fmt::format("stage {}: the optimizer step threw: {}", St, what(E)));
+    }
+    if (!Slot.ends)
+      continue;
+    Slot.stepLoss.push_back(Slot.lossSum);
+    int32_t Count = 0;
+    for (int32_t M = 0; M < S.microbatches; ++M)
+      Count += lastStage(S, M) == St;
+    if (C.onStepLoss)
+      C.onStepLoss(Rank, Step, St, Slot.lossSum, Count);
+    Slot.lossSum = 0;
+  }
+}
+
+static double relativeGap(const at::Tensor &A, const at::Tensor &B) {
+  at::Tensor X = A.detach().to(at::kDouble), Y = B.detach().to(at::kDouble);
+  double Scale = Y.abs().max().item<double>();
+  double Gap = (X - Y).abs().max().item<double>();
+  if (Scale == 0)
+    return Gap;
+  return Gap / Scale;
+}
+
+void StageKernels::finish(int32_t Rank) {
+  // The peaks are compared by the runtime; here every sample must agree.
+  const RankSlot &R = *Ranks[size_t(Rank)];
+  if (C.strictActivationBytes && MemoryTracker::installed() && R.worstGap)
+    throw std::runtime_error(fmt::format(
+        "the bytes held by rank {}'s live activations differed from the "
+        "memory analysis' live set (times each activation's bytes) by up to "
+        "{} bytes",
+        Rank, R.worstGap));
+  if (!C.checkReference)
+    return;
+  int Steps = int(Ranks[size_t(Rank)]->step) + 1;
+  for (int32_t St = 0; St < S.stages; ++St)
+    if (S.stageToRank[St] == Rank && slot(St).ends)
+      Steps = int(slot(St).stepLoss.size());
+  std::call_once(ReferenceOnce, [&] { Ref = runReference(C, S, Steps); });
+  std::string Report;
+  std::string Failure;
+  for (int32_t St = 0; St < S.stages; ++St) {
+    if (S.stageToRank[St] != Rank)
+      continue;
+    StageSlot &Slot = slot(St);
+    const std::vector<at::Tensor> &Want = Ref.params[size_t(St)];
+    if (Want.size() != Slot.params.size())
+      throw std::runtime_error(
+          fmt::format("stage {}: {} parameters, the reference has {}", St,
+                      Slot.params.size(), Want.size()));
+    double Worst = 0;
+    for (size_t I = 0; I < Want.size(); ++I)
+      Worst = std::max(Worst, relativeGap(Slot.params[I], Want[I]));
+    Report += fmt::format("rank {} stage {}: {} parameter tensors after {} "
+                          "steps, max |p - reference| / max |reference| = "
+                          "{:.3g}\n",
+                          Rank, St, Want.size(), Steps, Worst);
+    if (!(Worst <= C.referenceTolerance) && Failure.empty())
+      Failure = fmt::format("stage {}'s parameters differ from the "
+                            "unpipelined reference by {:.3g} (relative; "
+                            "tolerance {:.3g})",
+                            St, Worst, C.referenceTolerance);
+    if (!Slot.ends)
+      continue;
+    for (int Step = 0; Step < Steps; ++Step) {
+      double Got = Slot.stepLoss[size_t(Step)];
+      double Exp = Ref.stageLoss[size_t(Step)][size_t(St)];
+      double Gap = std::fabs(Got - Exp) / std::max(std::fabs(Exp), 1e-30);
+      Report += fmt::format("step {} stage {} loss sum {:.9g} (reference "
+                            "{:.9g}, relative gap {:.3g})\n",
+                            Step, St, Got, Exp, Gap);
+      if (!(Gap <= C.referenceTolerance) && Failure.empty())
+        Failure = fmt::format("step {}: stage {}'s loss {} differs from the "
+                              "unpipelined reference {}",
+                              Step, St, Got, Exp);
+    }
+  }
+  {
+    std::lock_guard<std::mutex> L(PrintMu);
+    fmt::print("{}", Report);
+    std::fflush(stdout);
+  }
+  if (!Failure.empty())
+    throw std::runtime_error(Failure);
+}
+
+ActivationBytes StageKernels::activationBytes(int32_t Rank) {
+  ActivationBytes B;
+  if (!MemoryTracker::installed())
+    return B;
+  RankSlot &R = *Ranks[size_t(Rank)];
+  B.peak = R.peakMeasured;
+  B.expected = R.peakBook;
+  B.minPerActivation = R.maxPer ? R.minPer : 0;
+  B.maxPerActivation = R.maxPer;
+  B.strict = C.strictActivationBytes;
+  return B;
+}
+
+//===----------------------------------------------------------------------===//
+// The unpipelined reference
+//===----------------------------------------------------------------------===//
+
+Reference runReference(const Config &C, const ScheduleDesc &S, int Steps) {
+  Reference Ref;
+  std::vector<StageModule> Mods;
+  std::vector<std::vector<at::Tensor>> Params;
+  std::vector<std::unique_ptr<::torch::optim::Optimizer>> Opts;
+  for (int32_t St = 0; St < S.stages; ++St) {
+    Mods.push_back(buildModule(C, St));
+    Params.push_back(trainable(Mods.back()));
+    Opts.push_back(C.optimizer(Params.back(), St));
+  }
+  double Scale = C.lossScale != 0 ? C.lossScale : 1.0 / double(S.microbatches);
+  auto T0 = std::chrono::steady_clock::now();
+  for (int Step = 0; Step < Steps; ++Step) {
+    std::vector<double> Loss(size_t(S.stages), 0.0);
+    for (int32_t M = 0; M < S.microbatches; ++M) {
+      Batch B = C.data(Step, M);
+      at::Tensor X = B.input;
+      int32_t Last = lastStage(S, M);
+      for (int32_t St = firstStage(S, M); St <= Last; ++St)
+        X = guarded(St, M, "the module's forward (reference run)",
+                    [&] { return Mods[size_t(St)].forward(X); });
+      at::Tensor L = C.loss(X, B.target);
+      Loss[size_t(Last)] += L.detach().to(at::kDouble).item<double>();
+      L.backward(at::full_like(L, Scale));
+    }
+    for (auto &O : Opts) {
+      O->step();
+      O->zero_grad();
+    }
+    Ref.stageLoss.push_back(std::move(Loss));
+  }
+  Ref.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - T0)
+          .count();
+  for (auto &P : Params) {
+    std::vector<at::Tensor> Copy;
+    for (const at::Tensor &T : P)
+      Copy.push_back(T.detach().clone());
+    Ref.params.push_back(std::move(Copy));
+  }
+  return Ref;
+}
+
+} // namespace torch
+} // namespace ppsrt
