@@ -97,6 +97,8 @@ struct KernelContext {
   /// Built-in workload: sleep instead of spinning (--kernel=sleep), for
   /// timing runs with more ranks than free cores.
   bool sleep = false;
+  /// Training steps of the run (--steps).
+  int steps = 1;
   /// The executor's arguments after `--`, for the kernels to interpret.
   std::vector<std::string> args;
 };

@@ -64,6 +64,7 @@ inline KernelContext kernelContextFor(const ScheduleDesc &S,
   Ctx.secondsPerUnit = O.timeScale * 1e-3;
   Ctx.messageBytes = O.messageBytes;
   Ctx.sleep = O.sleepKernels;
+  Ctx.steps = O.steps;
   Ctx.args = O.kernelArgs;
   return Ctx;
 }

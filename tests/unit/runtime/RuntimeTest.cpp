@@ -86,6 +86,35 @@ TEST(ThreadsTransport, RendezvousSendCompletesOnlyOnceTheReceiveIsPosted) {
   EXPECT_EQ(R.buf.data(), Data) << "the hand-off must not copy";
 }
 
+TEST(ThreadsTransport, APayloadIsHandedOverAsIs) {
+  struct Blob : Payload {
+    std::string header() const override { return "blob"; }
+    const void *contiguousBytes(size_t &N) const override {
+      N = sizeof(Value);
+      return &Value;
+    }
+    int Value = 7;
+  };
+  TwoRanks TR;
+  RunState RS(TR.D, 0, 2);
+  ThreadsTransport T(RS, 2, /*Rendezvous=*/false);
+  auto P = std::make_shared<Blob>();
+  Request S;
+  S.action = Action{Kind::SendF, 0, 1, 0, 0};
+  S.peer = 1;
+  S.buf.setPayload(P);
+  T.postSend(0, S);
+  Request R;
+  R.action = Action{Kind::RecvF, 0, 0, 0, 1};
+  R.peer = 0;
+  T.postRecv(1, R);
+  T.wait(1, R);
+  EXPECT_EQ(R.buf.payload().get(), P.get()) << "the object itself, no copy";
+  R.buf.reset();
+  EXPECT_FALSE(R.buf.payload());
+  EXPECT_EQ(P.use_count(), 1);
+}
+
 TEST(ThreadsTransport, EagerSendsCompleteAtOnceAndMatchInFifoOrder) {
   TwoRanks TR;
   RunState RS(TR.D, 0, 2);
@@ -253,6 +282,40 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<StdlibCase> &I) {
       return std::string(I.param.Name);
     });
+
+TEST(Executor, KernelStateLivesFromFToTheReleaseTheAnalysisCounts) {
+  // ZB-H1 (I and W), DualPipeV (overlapped pairs, two stages per rank).
+  for (const char *P :
+       {"pipeline p { ranks 4; microbatches 8; schedule zb_h1(); }",
+        "pipeline p { ranks 4; stages 8 placement v; microbatches 8; "
+        "schedule dualpipe_v(); }"}) {
+    auto T = rttest::compile(P);
+    ASSERT_TRUE(T);
+    struct Counted : StageState {
+      std::atomic<int64_t> *Live;
+      explicit Counted(std::atomic<int64_t> *L) : Live(L) { ++*Live; }
+      ~Counted() override { --*Live; }
+    };
+    struct StateKernels : CheckingKernels {
+      using CheckingKernels::CheckingKernels;
+      std::atomic<int64_t> Live[4] = {}, Peak[4] = {};
+      void forward(StageIO &IO) override {
+        CheckingKernels::forward(IO);
+        int32_t R = schedule->stageToRank[IO.stage];
+        IO.state = std::make_unique<Counted>(&Live[R]);
+        Peak[R] = std::max(Peak[R].load(), Live[R].load());
+      }
+      const ScheduleDesc *schedule = nullptr;
+    } K(T->Desc);
+    K.schedule = &T->Desc;
+    RunResult R = run(T->Desc, K, CommModel::Rendezvous);
+    ASSERT_EQ(R.exitCode, ExitOk) << R.error;
+    for (int32_t Rank = 0; Rank < 4; ++Rank) {
+      EXPECT_EQ(K.Peak[Rank].load(), T->Peaks[size_t(Rank)]) << P;
+      EXPECT_EQ(K.Live[Rank].load(), 0) << "every state released";
+    }
+  }
+}
 
 TEST(Executor, OverlapPairsAndControlActionsReachTheirHandlers) {
   auto T = rttest::compile(R"(pipeline p {
@@ -481,6 +544,14 @@ TEST(RunOptions, ParsesTheExecutorCommandLine) {
   const char *Bad[] = {"exec", "--transport=tcp"};
   EXPECT_FALSE(parseRunOptions(2, const_cast<char **>(Bad), O, Err));
   EXPECT_EQ(Err, "unknown transport 'tcp' (expected threads or mpi)");
+  const char *WithArgs[] = {"exec", "--steps=2", "--", "--text=x", "--steps=9"};
+  RunOptions O2;
+  ASSERT_TRUE(parseRunOptions(5, const_cast<char **>(WithArgs), O2, Err));
+  EXPECT_EQ(O2.steps, 2) << "options after -- belong to the kernels";
+  EXPECT_EQ(O2.kernelArgs, (std::vector<std::string>{"--text=x", "--steps=9"}));
+  KernelContext Ctx = kernelContextFor(TwoRanks().D, O2);
+  EXPECT_EQ(Ctx.args, O2.kernelArgs);
+  EXPECT_EQ(Ctx.steps, 2);
   const char *Bad2[] = {"exec", "--steps=0"};
   EXPECT_FALSE(parseRunOptions(2, const_cast<char **>(Bad2), O, Err));
   EXPECT_EQ(Err, "bad value '0' for --steps");
