@@ -11,7 +11,8 @@ pps_install_deps() {
               libbenchmark-dev libopenmpi-dev openmpi-bin
               help2man dpkg-dev file pkgconf
               pybind11-dev python3-dev python3-pytest python3-pip
-              git clang-format-14 clang-tidy-14 python3-torch)
+              git clang-format-14 clang-tidy-14
+              libtorch-dev python3-torch) # pps_runtime_torch, examples/gpt; pps.torch
   local missing=()
   for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

@@ -17,6 +17,8 @@
 //   --print-every=N      print the loss every N steps (default: every step
 //                        up to 20 steps, else every 10)
 //   --threads=N          intra-op threads per rank (1)
+//   --dim=N --heads=N --context=N --rows=N --blocks=N
+//                        model and microbatch sizes (32, 2, 32, 4, 8)
 //   --fault=KIND[:STAGE[:CALL]]
 //                        inject a fault (tests): shape (stage STAGE's CALL-th
 //                        forward, counting from 0, returns one token fewer),
@@ -31,6 +33,7 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <cmath>
 #include <fstream>
 #include <iterator>
@@ -206,6 +209,7 @@ public:
 
   void finish(int32_t Rank) override {
     StageKernels::finish(Rank);
+    checkControls(Rank);
     int32_t Last = schedule().stages - 1;
     if (schedule().stageToRank[Last] != Rank || !(LossBelow > 0))
       return;
@@ -225,6 +229,28 @@ public:
   }
 
 private:
+  /// FSDP schedules (unshard / reshard / reduce_grad actions) reach the
+  /// kernels: each stage is unsharded and resharded as often, at least once
+  /// per step, and its gradients are reduced once per step.
+  void checkControls(int32_t Rank) {
+    std::lock_guard<std::mutex> L(ControlMu);
+    for (int32_t St = 0; St < schedule().stages; ++St) {
+      if (schedule().stageToRank[St] != Rank)
+        continue;
+      const int *N = Controls[size_t(St)].data();
+      if (!N[0] && !N[1] && !N[2])
+        continue;
+      fmt::print("gpt: rank {} stage {}: unshard {}, reshard {}, reduce_grad "
+                 "{}\n",
+                 Rank, St, N[0], N[1], N[2]);
+      if (N[0] != N[1] || N[2] != Steps || N[0] < Steps)
+        throw std::runtime_error(
+            fmt::format("stage {}: unshard {}, reshard {} and reduce_grad {} "
+                        "times in {} steps",
+                        St, N[0], N[1], N[2], Steps));
+    }
+  }
+
   void configure(const ppsrt::KernelContext &Ctx) {
     gpt::Options O;
     std::string Reference = "auto", Fault;
@@ -245,12 +271,29 @@ private:
         Threads = std::stoi(Value);
       else if (Name == "--fault")
         Fault = Value;
+      else if (Name == "--dim")
+        O.dim = std::stoll(Value);
+      else if (Name == "--heads")
+        O.heads = std::stoll(Value);
+      else if (Name == "--context")
+        O.context = std::stoll(Value);
+      else if (Name == "--rows")
+        O.rows = std::stoll(Value);
+      else if (Name == "--blocks")
+        O.blocks = std::stoll(Value);
       else
         throw std::runtime_error(fmt::format(
             "unknown example option '{}' (after `--`: --text, --reference, "
-            "--loss-below, --print-every, --threads, --fault)",
+            "--loss-below, --print-every, --threads, --fault, --dim, --heads, "
+            "--context, --rows, --blocks)",
             A));
     }
+    if (O.dim < 1 || O.heads < 1 || O.dim % O.heads || O.context < 1 ||
+        O.rows < 1 || O.blocks < schedule().stages)
+      throw std::runtime_error(fmt::format(
+          "bad model size: width {} ({} heads), context {}, {} "
+          "rows, {} blocks for {} stages",
+          O.dim, O.heads, O.context, O.rows, O.blocks, schedule().stages));
     if (Reference != "auto" && Reference != "on" && Reference != "off")
       throw std::runtime_error("--reference takes auto, on or off");
     Corpus = gpt::loadText(O.text, O.context);
@@ -262,14 +305,20 @@ private:
         Reference == "on" || (Reference == "auto" && Ctx.steps <= 5);
     if (Every <= 0)
       Every = Ctx.steps <= 20 ? 1 : 10;
-    int Steps = Ctx.steps;
-    int32_t M = schedule().microbatches;
-    C.onStepLoss = [Every, Steps, M](int32_t, int Step, int32_t, double Sum,
-                                     int32_t Count) {
-      if (Step % Every == 0 || Step == Steps - 1)
+    int Last = Ctx.steps - 1;
+    C.onStepLoss = [Every, Last](int32_t, int Step, int32_t, double Sum,
+                                 int32_t Count) {
+      if (Step % Every == 0 || Step == Last)
         fmt::print("gpt: step {} loss {:.4f}\n", Step, Sum / double(Count));
       std::fflush(stdout);
-      (void)M;
+    };
+    Steps = Ctx.steps;
+    Controls.assign(size_t(schedule().stages), {0, 0, 0});
+    C.control = [this](ppsrt::Kind K, int32_t, int32_t Stage,
+                       torch::nn::Module &) {
+      std::lock_guard<std::mutex> L(ControlMu);
+      int I = K == ppsrt::Kind::Unshard ? 0 : K == ppsrt::Kind::Reshard ? 1 : 2;
+      ++Controls[size_t(Stage)][size_t(I)];
     };
     if (!Fault.empty())
       injectFault(C, Fault);
@@ -322,6 +371,9 @@ private:
   }
 
   std::once_flag Configured;
+  std::mutex ControlMu;
+  std::vector<std::array<int, 3>> Controls; ///< per stage: un/re/reduce
+  int Steps = 1;
   gpt::Text Corpus;
   double LossBelow = 0;
 };
