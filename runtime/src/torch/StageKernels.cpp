@@ -519,12 +519,18 @@ void StageKernels::setup(const KernelContext &, int32_t Rank) {
 
 at::Tensor StageKernels::receive(const StageIO &IO, bool Gradient,
                                  const State *St) {
-  int32_t Peer = S.stageToRank[IO.stage + (Gradient ? 1 : -1)];
+  int32_t From = IO.stage + (Gradient ? 1 : -1);
+  int32_t Peer = S.stageToRank[From];
   const Buffer &B = Gradient ? IO.gradOutput : IO.input;
+  const char *What = Gradient ? "gradient" : "input";
+  // Both ranks and the receive, or the stage that handed it over locally.
   std::string Where =
-      fmt::format("the {} received from rank {} (`recv {}{}@{} <- {}`)",
-                  Gradient ? "gradient" : "input", Peer, Gradient ? "B" : "F",
-                  IO.microbatch, IO.stage, Peer);
+      Peer == S.stageToRank[IO.stage]
+          ? fmt::format("the {} handed over by stage {} on this rank", What,
+                        From)
+          : fmt::format("the {} received from rank {} (`recv {}{}@{} <- {}`)",
+                        What, Peer, Gradient ? "B" : "F", IO.microbatch,
+                        IO.stage, Peer);
   at::Tensor T;
   try {
     T = fromBuffer(B);

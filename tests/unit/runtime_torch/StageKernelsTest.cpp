@@ -519,6 +519,21 @@ TEST(StageKernels, AReceivedShapeTheStageDoesNotExpectNamesBothRanks) {
       << R.error;
 }
 
+TEST(StageKernels, AShapeHandedOverOnTheSameRankNamesTheStage) {
+  // V placement on 2 ranks: stages 1 and 2 are both on rank 1.
+  Config C = Mlp{}.config();
+  C.inputShape = [](int32_t Stage) {
+    return Stage == 2 ? std::vector<int64_t>{4, 16} : std::vector<int64_t>{};
+  };
+  RunResult R = run(ZbV, std::move(C), 1);
+  EXPECT_EQ(R.exitCode, ExitError);
+  EXPECT_NE(R.error.find("`F0@2` threw: stage 2, microbatch 0: the input "
+                         "handed over by stage 1 on this rank is float32 "
+                         "[3, 16], but stage 2 expects shape [4, 16]"),
+            std::string::npos)
+      << R.error;
+}
+
 TEST(StageKernels, AThrowingModuleStopsTheRun) {
   Mlp M{"throw"};
   M.faultStage = 2;
