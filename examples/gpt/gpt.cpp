@@ -85,13 +85,14 @@ AttentionImpl::AttentionImpl(int64_t Dim, int64_t Heads, int64_t Context)
 
 torch::Tensor AttentionImpl::forward(const torch::Tensor &X) {
   int64_t B = X.size(0), T = X.size(1), C = X.size(2), H = heads;
+  int64_t HeadDim = C / H; // the constructor's caller checks C % H == 0
   auto Parts = qkv(X).chunk(3, -1);
   auto split = [&](const torch::Tensor &Y) {
-    return Y.view({B, T, H, C / H}).transpose(1, 2); // [B, H, T, C/H]
+    return Y.view({B, T, H, HeadDim}).transpose(1, 2); // [B, H, T, HeadDim]
   };
   torch::Tensor Q = split(Parts[0]), K = split(Parts[1]), V = split(Parts[2]);
   torch::Tensor Att =
-      torch::matmul(Q, K.transpose(-2, -1)) / std::sqrt(double(C / H));
+      torch::matmul(Q, K.transpose(-2, -1)) / std::sqrt(double(HeadDim));
   Att = Att.masked_fill(mask.slice(0, 0, T).slice(1, 0, T).logical_not(),
                         -std::numeric_limits<float>::infinity());
   torch::Tensor Y = torch::matmul(torch::softmax(Att, -1), V);
@@ -179,7 +180,7 @@ ppsrt::torch::Config gptConfig(const Options &O, const Text &T,
     return torch::nn::functional::cross_entropy(Logits.view({-1, Vocab}),
                                                 Target.view({-1}));
   };
-  C.optimizer = [O](std::vector<torch::Tensor> Params, int32_t) {
+  C.optimizer = [O](const std::vector<torch::Tensor> &Params, int32_t) {
     return std::make_unique<torch::optim::AdamW>(
         Params, torch::optim::AdamWOptions(O.lr).weight_decay(0.0));
   };

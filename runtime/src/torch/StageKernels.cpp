@@ -35,7 +35,7 @@ std::string encodeTensorHeader(at::ScalarType Type, at::IntArrayRef Sizes) {
   std::string H;
   H.reserve(3 + 8 * Sizes.size());
   H.push_back(char(HeaderVersion));
-  H.push_back(char(static_cast<int8_t>(Type)));
+  H.push_back(char(static_cast<unsigned char>(Type)));
   H.push_back(char(uint8_t(Sizes.size())));
   for (int64_t D : Sizes) {
     char B[8];
@@ -51,7 +51,7 @@ bool decodeTensorHeader(const std::string &H, at::ScalarType &Type,
     Error = "the message has no tensor header";
     return false;
   }
-  int T = int(static_cast<int8_t>(H[1]));
+  int T = int(static_cast<unsigned char>(H[1]));
   size_t Dims = (unsigned char)H[2];
   if (T < 0 || T >= int(at::ScalarType::NumOptions) ||
       H.size() != 3 + 8 * Dims) {
@@ -455,7 +455,7 @@ public:
   int64_t bytes = 0; ///< claimed when F ended
   bool counted = false;
   /// dL/dInput to send back (zeros for an input without a gradient).
-  at::Tensor inputGrad(at::Tensor G) const {
+  at::Tensor inputGrad(const at::Tensor &G) const {
     return G.defined() ? G : at::zeros(inSizes, at::TensorOptions(inType));
   }
   ~State() override {
@@ -876,6 +876,7 @@ Reference runReference(const Config &C, const ScheduleDesc &S, int Steps) {
           .count();
   for (auto &P : Params) {
     std::vector<at::Tensor> Copy;
+    Copy.reserve(P.size());
     for (const at::Tensor &T : P)
       Copy.push_back(T.detach().clone());
     Ref.params.push_back(std::move(Copy));

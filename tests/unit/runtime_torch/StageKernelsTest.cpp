@@ -117,7 +117,7 @@ struct EmbeddingStageImpl : ::torch::nn::Module {
     emb = register_module("emb", ::torch::nn::Embedding(20, 16));
     fc = register_module("fc", ::torch::nn::Linear(16, 16));
   }
-  at::Tensor forward(at::Tensor Tokens) {
+  at::Tensor forward(const at::Tensor &Tokens) {
     return ::torch::tanh(fc(emb(Tokens)));
   }
   ::torch::nn::Embedding emb{nullptr};
@@ -128,7 +128,7 @@ TORCH_MODULE(EmbeddingStage);
 /// The output ignores the input: the input path is empty.
 struct IgnoresInputImpl : ::torch::nn::Module {
   IgnoresInputImpl() { w = register_parameter("w", ::torch::randn({3, 4})); }
-  at::Tensor forward(at::Tensor X) {
+  at::Tensor forward(const at::Tensor &X) {
     return (w * 2).sum(0).expand({X.size(0), 4});
   }
   at::Tensor w;
@@ -139,7 +139,7 @@ TORCH_MODULE(IgnoresInput);
 /// output's own node.
 struct SharedWeightImpl : ::torch::nn::Module {
   SharedWeightImpl() { fc = register_module("fc", ::torch::nn::Linear(8, 8)); }
-  at::Tensor forward(at::Tensor X) {
+  at::Tensor forward(const at::Tensor &X) {
     return fc(::torch::relu(fc(X))) + fc->weight.sum(1);
   }
   ::torch::nn::Linear fc{nullptr};
@@ -316,7 +316,7 @@ TEST(Split, MisuseIsAnError) {
 TEST(Tensors, HeadersRoundTripAnyDtypeAndShape) {
   for (at::ScalarType T : {at::kFloat, at::kDouble, at::kHalf, at::kLong,
                            at::kBool, at::kBFloat16})
-    for (std::vector<int64_t> Sizes :
+    for (const std::vector<int64_t> &Sizes :
          {std::vector<int64_t>{}, {0}, {3}, {2, 3, 4}, {1, 1, 1, 1, 5}}) {
       at::Tensor X = ::torch::ones(Sizes, at::TensorOptions(T));
       // What MPI delivers: the header and the contiguous bytes.
@@ -444,7 +444,7 @@ struct Mlp {
     C.loss = [](const at::Tensor &Out, const at::Tensor &T) {
       return ::torch::mse_loss(Out, T);
     };
-    C.optimizer = [](std::vector<at::Tensor> P, int32_t) {
+    C.optimizer = [](const std::vector<at::Tensor> &P, int32_t) {
       return std::make_unique<::torch::optim::SGD>(
           P, ::torch::optim::SGDOptions(0.1).momentum(0.9));
     };

@@ -89,7 +89,7 @@ struct Config {
       loss;
   /// The optimizer of one stage's parameters (any torch::optim).
   std::function<std::unique_ptr<::torch::optim::Optimizer>(
-      std::vector<at::Tensor> Params, int32_t Stage)>
+      const std::vector<at::Tensor> &Params, int32_t Stage)>
       optimizer;
 
   /// Stage s's module is built with the global generator seeded seed + s.
