@@ -1,0 +1,251 @@
+//===- Compile.cpp - pps._pps: arguments, compiling and linting -----------===//
+//
+// Python's arguments parsed into the compiler's terms (a ValueError with
+// the reason, never an assert), and the front end, the PyTorch CSV
+// importer and the pass pipeline run as ppsc runs them: compiling into a
+// Unit, linting into a report, cost overrides applied as the language's
+// `cost { }` block applies them.
+//
+//===----------------------------------------------------------------------===//
+#include "Module.h"
+
+#include "pps/frontend/Frontend.h"
+#include "pps/synth/SynthPass.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace pps::python {
+
+//===----------------------------------------------------------------------===//
+// Argument parsing (ValueError with the reason, never an assert)
+//===----------------------------------------------------------------------===//
+
+std::optional<ir::CommModel> commModel(const std::optional<std::string> &Name) {
+  if (!Name)
+    return std::nullopt;
+  for (ir::CommModel M : {ir::CommModel::Rendezvous, ir::CommModel::Eager,
+                          ir::CommModel::Batched})
+    if (*Name == ir::commModelName(M))
+      return M;
+  throw py::value_error(fmt::format(
+      "comm_model must be 'rendezvous', 'eager' or 'batched', got '{}'",
+      *Name));
+}
+
+ir::Placement placementNamed(const std::string &Name) {
+  if (Name == "loop")
+    return ir::Placement::Loop;
+  if (Name == "v")
+    return ir::Placement::V;
+  throw py::value_error(fmt::format(
+      "placement must be 'loop', 'v' or a list of ranks, got '{}'", Name));
+}
+
+/// Kinds as the Python API spells them: PyTorch's names, "IDLE" for idle.
+std::string kindName(ir::ActionKind K) {
+  if (K == ir::ActionKind::Idle)
+    return "IDLE";
+  return ir::actionKindTorchName(K).str();
+}
+
+//===----------------------------------------------------------------------===//
+// Compilation units
+//===----------------------------------------------------------------------===//
+
+/// Runs the compiler's pass pipeline up to Goal on S. True if no error.
+bool runPasses(ir::Schedule &S, DiagnosticEngine &Diags, pipeline::Goal Goal,
+               passes::AnalysisResults *Results) {
+  passes::PassManager PM;
+  pipeline::PipelineConfig Config;
+  Config.Until = Goal;
+  pipeline::addPasses(PM, S, Config);
+  passes::PassContext Ctx{Diags, {}};
+  bool Ok = PM.run(S, Ctx);
+  if (Results)
+    *Results = std::move(Ctx.Results);
+  return Ok && !Diags.hasErrors();
+}
+
+/// What the front end or an importer produced, made into a Unit: the comm
+/// model applied, a synth request filled in, then lowered. Throws
+/// CompileFailure on any error.
+UnitPtr finish(std::shared_ptr<SourceManager> SM, DiagnosticEngine &Diags,
+               std::optional<ir::Schedule> S,
+               std::optional<ir::CommModel> Comm) {
+  if (!S || Diags.hasErrors())
+    fail(Diags);
+  if (Comm)
+    S->Comm = *Comm;
+  // Synthesis once, here, so lint and simulate do not repeat it.
+  auto U = std::make_shared<Unit>();
+  if (S->Synth) {
+    synth::Result R;
+    if (!synth::runSynthRequest(*S, Diags, &R))
+      fail(Diags);
+    U->SynthAlgorithm = R.Algorithm;
+  }
+  U->SM = std::move(SM);
+  U->Source = *S;
+  U->Lowered = std::move(*S);
+  if (!runPasses(U->Lowered, Diags, pipeline::Goal::Lower))
+    fail(Diags);
+  U->Warnings = collect(Diags);
+  return U;
+}
+
+static frontend::FrontendOptions frontendOptions(const SourceArgs &A) {
+  frontend::FrontendOptions FO;
+  // The stdlib comes after the -I directories (as for ppsc); empty means
+  // the front end's own search path ($PPS_STDLIB_PATH, ...).
+  FO.ImportPaths = A.ImportPaths;
+  FO.StdlibDir = A.StdlibDir;
+  FO.PipelineName = A.Pipeline;
+  FO.Overrides = A.Overrides;
+  if (A.StepBudget)
+    FO.StepBudget = *A.StepBudget;
+  return FO;
+}
+
+/// The front end on a file or a text, as ppsc's Session::load does for .pps.
+static std::optional<ir::Schedule>
+runFrontend(const SourceArgs &A, SourceManager &SM, DiagnosticEngine &Diags) {
+  frontend::FrontendOptions FO = frontendOptions(A);
+  if (A.IsText)
+    return frontend::compileBuffer(A.Name, A.Source, SM, Diags, FO);
+  return frontend::compileFile(A.Source, SM, Diags, FO);
+}
+
+UnitPtr compileSource(const SourceArgs &A, std::optional<ir::CommModel> Comm) {
+  auto SM = std::make_shared<SourceManager>();
+  DiagnosticEngine Diags(*SM);
+  std::optional<ir::Schedule> S = runFrontend(A, *SM, Diags);
+  return finish(SM, Diags, std::move(S), Comm);
+}
+
+/// ppsc lint on what the front end or an importer produced: every finding,
+/// theirs included.
+ReportData lintLoaded(DiagnosticEngine &Diags, std::optional<ir::Schedule> S,
+                      std::optional<ir::CommModel> Comm) {
+  if (S) {
+    if (Comm)
+      S->Comm = *Comm;
+    runPasses(*S, Diags, pipeline::Goal::Check);
+  }
+  return collect(Diags);
+}
+
+ReportData lintSource(const SourceArgs &A, std::optional<ir::CommModel> Comm) {
+  SourceManager SM;
+  DiagnosticEngine Diags(SM);
+  std::optional<ir::Schedule> S = runFrontend(A, SM, Diags);
+  return lintLoaded(Diags, std::move(S), Comm);
+}
+
+CsvArgs csvArgs(const std::string &Source, bool IsText, const std::string &Name,
+                const std::string &Pipeline, std::optional<int32_t> Ranks,
+                std::optional<int32_t> Stages,
+                std::optional<int32_t> Microbatches,
+                const std::optional<std::string> &Placement, bool KeepIdle) {
+  CsvArgs A;
+  A.Source = Source;
+  A.IsText = IsText;
+  A.Name = Name;
+  A.Options.Ranks = Ranks;
+  A.Options.Stages = Stages;
+  A.Options.Microbatches = Microbatches;
+  if (Placement)
+    A.Options.Place = placementNamed(*Placement);
+  A.Options.Name = Pipeline;
+  A.Options.KeepIdle = KeepIdle;
+  return A;
+}
+
+/// The torch importer on a file or a text, as ppsc's Session::load does for
+/// .csv.
+std::optional<ir::Schedule> runImporter(const CsvArgs &A, SourceManager &SM,
+                                        DiagnosticEngine &Diags) {
+  if (A.IsText)
+    return import::importTorchCsv(SM.addBuffer(A.Name, A.Source), SM, Diags,
+                                  A.Options);
+  return import::importTorchCsvFile(A.Source, SM, Diags, A.Options);
+}
+
+static double &costSlot(ir::StageCost &C, const std::string &Key) {
+  if (Key == "F")
+    return C.F;
+  if (Key == "I")
+    return C.I;
+  if (Key == "W")
+    return C.W;
+  return C.B;
+}
+
+static void checkCostEntry(const std::string &Key, double V,
+                           bool AllowOverlap) {
+  bool Known = Key == "F" || Key == "I" || Key == "W" || Key == "B" ||
+               (AllowOverlap && Key == "overlap");
+  if (!Known)
+    throw py::value_error(
+        fmt::format("unknown cost '{}' (expected F, I, W, B{})", Key,
+                    AllowOverlap ? " or overlap" : ""));
+  if (!std::isfinite(V) || V < 0)
+    throw py::value_error(
+        fmt::format("cost {} must be a finite number >= 0, got {}", Key, V));
+}
+
+void applyCosts(ir::Schedule &S, const CostArgs &A) {
+  ir::CostModel &C = S.Cost;
+  for (auto &[Key, V] : A.All)
+    checkCostEntry(Key, V, /*AllowOverlap=*/true);
+  for (auto &[Stage, Entries] : A.PerStage) {
+    if (Stage < 0 || Stage >= S.Topo.Stages)
+      throw py::value_error(fmt::format("cost for stage {}: the stages are "
+                                        "0..{}",
+                                        Stage, S.Topo.Stages - 1));
+    for (auto &[Key, V] : Entries)
+      checkCostEntry(Key, V, /*AllowOverlap=*/false);
+  }
+  auto Apply = [](ir::StageCost &SC,
+                  const std::map<std::string, double> &Entries) {
+    for (auto &[Key, V] : Entries)
+      if (Key != "overlap")
+        costSlot(SC, Key) = V;
+    if (Entries.count("I") && Entries.count("W") && !Entries.count("B"))
+      SC.B = SC.I + SC.W;
+  };
+  if (auto It = A.All.find("overlap"); It != A.All.end())
+    C.Overlap = It->second;
+  Apply(C.Default, A.All);
+  for (ir::StageCost &SC : C.PerStage)
+    Apply(SC, A.All);
+  if (!A.PerStage.empty() && C.PerStage.empty())
+    C.PerStage.assign(S.Topo.Stages, C.Default);
+  for (auto &[Stage, Entries] : A.PerStage)
+    Apply(C.PerStage[Stage], Entries);
+}
+
+//===----------------------------------------------------------------------===//
+// Argument bundles from Python keyword arguments
+//===----------------------------------------------------------------------===//
+
+SourceArgs sourceArgs(const std::string &Source, bool IsText,
+                      const std::string &Name,
+                      const std::vector<std::string> &ImportPaths,
+                      const std::string &StdlibDir, const std::string &Pipeline,
+                      const std::map<std::string, int64_t> &Overrides,
+                      std::optional<uint64_t> StepBudget) {
+  SourceArgs A;
+  A.Source = Source;
+  A.IsText = IsText;
+  A.Name = Name;
+  A.ImportPaths = ImportPaths;
+  A.StdlibDir = StdlibDir;
+  A.Pipeline = Pipeline;
+  A.Overrides = Overrides;
+  A.StepBudget = StepBudget;
+  return A;
+}
+
+} // namespace pps::python
