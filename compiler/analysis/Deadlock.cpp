@@ -117,8 +117,14 @@ public:
   Report(const ir::Schedule &S, const Matching &M, const DeadlockResult &R)
       : S(S), M(M), R(R), NumRanks(int32_t(S.Ranks.size())) {}
   void run(DiagnosticEngine &D) const;
+  /// The blocked ranks and the cycle; FirstBlocked[r] = r's first
+  /// unsatisfied operation (SIZE_MAX if r finished).
+  DeadlockExplanation explain(std::vector<size_t> &FirstBlocked) const;
 
 private:
+  /// The operation of Rk's posted group that waits for rank Q, else
+  /// Fallback.
+  size_t waitOp(int32_t Rk, int32_t Q, size_t Fallback) const;
   uint32_t gid(int32_t Rank, size_t I) const { return M.Ids.gid(Rank, I); }
   bool satisfied(int32_t Rank, size_t Start, size_t End, size_t I) const {
     return analysis::satisfied(S, M, R, Rank, Start, End, I);
@@ -148,16 +154,15 @@ std::string Report::blockedSentence(int32_t Rank, size_t I) const {
                      describe(S, Q, M.Ids.indexOf(Y)));
 }
 
-void Report::run(DiagnosticEngine &D) const {
+DeadlockExplanation Report::explain(std::vector<size_t> &FirstBlocked) const {
+  DeadlockExplanation X;
   // Each blocked rank's unsatisfied operations and the ranks they wait for.
   std::vector<llvm::SmallVector<int32_t, 2>> Adj(NumRanks);
-  std::vector<size_t> FirstBlocked(NumRanks, SIZE_MAX);
-  std::vector<int32_t> Stuck;
+  FirstBlocked.assign(NumRanks, SIZE_MAX);
   for (int32_t Rk = 0; Rk < NumRanks; ++Rk) {
     const DeadlockResult::RankState &RS = R.Ranks[Rk];
     if (RS.Cursor >= S.Ranks[Rk].Actions.size())
       continue;
-    Stuck.push_back(Rk);
     for (size_t I = RS.Cursor; I < RS.GroupEnd; ++I) {
       if (satisfied(Rk, RS.Cursor, RS.GroupEnd, I))
         continue;
@@ -172,17 +177,51 @@ void Report::run(DiagnosticEngine &D) const {
     if (FirstBlocked[Rk] == SIZE_MAX)
       FirstBlocked[Rk] = RS.Cursor; // defensive: name the group's first op
   }
+  X.Cycle = shortestCycle(Adj);
+  // On the cycle a rank is shown at the operation that waits for the next
+  // rank of the cycle; elsewhere at its first unsatisfied one.
+  std::vector<int32_t> Next(NumRanks, -1);
+  for (size_t K = 0; K < X.Cycle.size(); ++K)
+    Next[X.Cycle[K]] = X.Cycle[(K + 1) % X.Cycle.size()];
+  for (int32_t Rk = 0; Rk < NumRanks; ++Rk) {
+    if (FirstBlocked[Rk] == SIZE_MAX)
+      continue;
+    size_t I = Next[Rk] >= 0 ? waitOp(Rk, Next[Rk], FirstBlocked[Rk])
+                             : FirstBlocked[Rk];
+    DeadlockExplanation::Blocked B;
+    B.Rank = Rk;
+    B.Index = uint32_t(I);
+    uint32_t Y = M.Partner[gid(Rk, I)];
+    if (Y != NoAction) {
+      B.WaitsFor = S.Ranks[Rk].Actions[I].Peer;
+      B.PartnerIndex = uint32_t(M.Ids.indexOf(Y));
+    }
+    X.Ranks.push_back(B);
+  }
+  return X;
+}
+
+size_t Report::waitOp(int32_t Rk, int32_t Q, size_t Fallback) const {
+  const DeadlockResult::RankState &RS = R.Ranks[Rk];
+  for (size_t I = RS.Cursor; I < RS.GroupEnd; ++I)
+    if (!satisfied(Rk, RS.Cursor, RS.GroupEnd, I) &&
+        M.Partner[gid(Rk, I)] != NoAction && S.Ranks[Rk].Actions[I].Peer == Q)
+      return I;
+  return Fallback;
+}
+
+void Report::run(DiagnosticEngine &D) const {
+  std::vector<size_t> FirstBlocked;
+  DeadlockExplanation X = explain(FirstBlocked);
+  std::vector<int32_t> Stuck;
+  for (const DeadlockExplanation::Blocked &B : X.Ranks)
+    Stuck.push_back(B.Rank);
   if (Stuck.empty())
     return;
-  std::vector<int32_t> Cycle = shortestCycle(Adj);
+  const std::vector<int32_t> &Cycle = X.Cycle;
   // The operation of Rk's group that waits for rank Q.
   auto WaitOp = [&](int32_t Rk, int32_t Q) {
-    const DeadlockResult::RankState &RS = R.Ranks[Rk];
-    for (size_t I = RS.Cursor; I < RS.GroupEnd; ++I)
-      if (!satisfied(Rk, RS.Cursor, RS.GroupEnd, I) &&
-          M.Partner[gid(Rk, I)] != NoAction && S.Ranks[Rk].Actions[I].Peer == Q)
-        return I;
-    return FirstBlocked[Rk];
+    return waitOp(Rk, Q, FirstBlocked[Rk]);
   };
   auto Loc = [&](int32_t Rk, size_t I) {
     return locOf(S, S.Ranks[Rk].Actions[I]);
@@ -255,6 +294,14 @@ DeadlockResult checkDeadlock(const ir::Schedule &S, const Matching &M,
   R.Model = Model;
   R.Free = walk(S, M, R);
   return R;
+}
+
+DeadlockExplanation explainDeadlock(const ir::Schedule &S, const Matching &M,
+                                    const DeadlockResult &R) {
+  if (R.Free)
+    return {};
+  std::vector<size_t> FirstBlocked;
+  return Report(S, M, R).explain(FirstBlocked);
 }
 
 void reportDeadlock(const ir::Schedule &S, const Matching &M,

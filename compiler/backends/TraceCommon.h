@@ -223,6 +223,19 @@ inline std::string fmtTime(double T) {
   return fmt::format("{:.3f}", T);
 }
 
+/// A time for pictures and hover text: at most three decimals, no trailing
+/// zeros (28.929595 -> "28.93", 12.5 -> "12.5", 33 -> "33").
+inline std::string fmtShort(double T) {
+  if (!std::isfinite(T))
+    return "-";
+  std::string S = fmt::format("{:.3f}", T);
+  while (S.back() == '0')
+    S.pop_back();
+  if (S.back() == '.')
+    S.pop_back();
+  return S == "-0" ? "0" : S;
+}
+
 /// Bytes with a binary unit: "64 MiB".
 inline std::string fmtBytes(double B) {
   const char *Units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};

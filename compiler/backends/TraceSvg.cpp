@@ -1,14 +1,18 @@
-//===- TraceSvg.cpp - SVG timeline and the HTML page around it ------------===//
+//===- TraceSvg.cpp - the static SVG timeline -----------------------------===//
 //
-// One lane per rank: compute boxes coloured by kind with the microbatch
-// number inside when it fits, and a thin strip under each lane for the
-// rank's communication (grey: a receive waiting for its send, orange: a
-// message in flight). A time axis with round tick steps and a legend.
-// Sized so that 8 ranks x 32 microbatches stays readable (about 1400 px of
-// plot width, at least 2 px per time unit).
+// One lane per rank: compute boxes coloured by kind and shaded by chunk (or
+// by direction under DualPipe's two directions) with the microbatch number
+// inside when it fits, and a thin strip under each lane for the rank's
+// communication (grey: a receive waiting for its send, orange: a message in
+// flight). A time axis with round tick steps and a legend of what occurs.
+// For a deadlocked run, each rank's lane ends in a hatched mark where it
+// blocks, labelled with the action and whom it waits for. Sized so that 8
+// ranks x 32 microbatches stays readable (about 1400 px of plot width, at
+// least 2 px per time unit). The interactive page is TraceHtml.cpp.
 //
 //===----------------------------------------------------------------------===//
 #include "TraceCommon.h"
+#include "TraceModel.h"
 
 #include <algorithm>
 #include <cmath>
@@ -34,16 +38,16 @@ struct Layout {
   double y(int32_t R) const { return Top + R * LaneH; }
 };
 
-Layout layoutFor(const ir::Schedule &S, const sim::SimResult &R) {
+Layout layoutFor(const ir::Schedule &S, const sim::SimResult &R, double End) {
   Layout L;
   L.Ranks = int32_t(S.Ranks.size());
-  L.T = R.Makespan > 0 ? R.Makespan : 1;
+  L.T = End > 0 ? End : (R.Makespan > 0 ? R.Makespan : 1);
   // About 1400 px of plot, but 14 px per unit (room for two digits in a
   // unit-long box) while that stays under 4000 px.
   L.Pu = std::clamp(std::max(1400.0 / L.T, std::min(14.0, 4000.0 / L.T)), 2.0,
                     48.0);
   L.Width = L.Left + L.T * L.Pu + 24;
-  L.Height = L.Top + L.Ranks * L.LaneH + 44;
+  L.Height = L.Top + L.Ranks * L.LaneH + 64;
   return L;
 }
 
@@ -57,14 +61,32 @@ double tickStep(const Layout &L) {
   return 10 * P10;
 }
 
-void svgBody(const ir::Schedule &S, const sim::SimResult &R, OutBuf &B,
-             const Layout &L, bool Hover) {
+void rect(OutBuf &B, double X, double Y, double W, double H,
+          llvm::StringRef Fill) {
+  B.put("<rect x=\"").px(X).put("\" y=\"").px(Y).put("\" width=\"").px(W);
+  B.put("\" height=\"").px(H).put("\" fill=\"").put(Fill).put('"');
+}
+
+void svgBody(const ir::Schedule &S, const sim::SimResult &R, OutBuf &B) {
+  detail::Shading Sh(S);
+  detail::DeadlockView DV = detail::deadlockView(S, R);
+  double End = R.Makespan;
+  for (const detail::BlockedRank &BR : DV.Ranks)
+    End = std::max(End, BR.Time);
+  if (R.Deadlocked)
+    End = std::max(End * 1.3, End + 2.0); // room for the blocked marks
+  Layout L = layoutFor(S, R, End);
   B.put("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"")
       .px(std::ceil(L.Width));
   B.put("\" height=\"").px(std::ceil(L.Height)).put("\" viewBox=\"0 0 ");
   B.px(std::ceil(L.Width)).put(' ').px(std::ceil(L.Height));
   B.put(
       "\" font-family=\"DejaVu Sans, Arial, sans-serif\" font-size=\"11\">\n");
+  B.put("<defs><pattern id=\"hatch\" width=\"7\" height=\"7\" "
+        "patternUnits=\"userSpaceOnUse\" patternTransform=\"rotate(45)\">"
+        "<rect width=\"7\" height=\"7\" fill=\"#fff4f4\"/><line x1=\"0\" "
+        "y1=\"0\" x2=\"0\" y2=\"7\" stroke=\"#f0a8a8\" stroke-width=\"3\"/>"
+        "</pattern></defs>\n");
   B.put("<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n");
   // Title.
   B.put("<text x=\"")
@@ -72,12 +94,14 @@ void svgBody(const ir::Schedule &S, const sim::SimResult &R, OutBuf &B,
       .put("\" y=\"16\" font-size=\"13\" "
            "font-weight=\"bold\">");
   B.xml(S.Name).put(": ").num(S.Topo.Ranks).put(" ranks, ").num(S.Topo.Stages);
-  B.put(" stages, ").num(S.Topo.Microbatches).put(" microbatches — makespan ");
-  B.put(detail::fmtTime(R.Makespan)).put(", bubble ");
-  B.put(fmt::format("{:.1f}%", 100 * R.BubbleOverMakespan));
-  B.put(", peak memory ").num(R.PeakMemory);
-  if (R.Deadlocked)
-    B.put(" — DEADLOCK");
+  B.put(" stages, ").num(S.Topo.Microbatches).put(" microbatches — ");
+  if (R.Deadlocked) {
+    B.put("DEADLOCK: ").xml(DV.Headline);
+  } else {
+    B.put("makespan ").put(detail::fmtShort(R.Makespan)).put(", bubble ");
+    B.put(fmt::format("{:.1f}%", 100 * R.BubbleOverMakespan));
+    B.put(", peak memory ").num(R.PeakMemory);
+  }
   B.put("</text>\n");
   // Axis: grid lines and labels.
   double Step = tickStep(L);
@@ -94,7 +118,7 @@ void svgBody(const ir::Schedule &S, const sim::SimResult &R, OutBuf &B,
   B.put("</g>\n<g fill=\"#555\" text-anchor=\"middle\">\n");
   for (double X = 0; X <= L.T + 1e-9; X += Step) {
     B.put("<text x=\"").px(L.x(X)).put("\" y=\"").px(AxisY - 3).put("\">");
-    B.put(detail::fmtTime(X)).put("</text>\n");
+    B.put(detail::fmtShort(X)).put("</text>\n");
   }
   B.put("</g>\n");
   // Lanes.
@@ -102,15 +126,20 @@ void svgBody(const ir::Schedule &S, const sim::SimResult &R, OutBuf &B,
     B.put("</svg>\n");
     return;
   }
+  bool Kind[ir::NumActionKinds] = {};
+  bool Pair = false, Wait = false, Xfer = false;
+  std::vector<uint8_t> OnCycle(S.Ranks.size(), 0);
+  for (int32_t Rk : DV.Cycle)
+    OnCycle[Rk] = 1;
   for (int32_t Rk = 0; Rk < L.Ranks; ++Rk) {
     double Y = L.y(Rk);
     B.put("<text x=\"6\" y=\"")
         .px(Y + L.BoxH * 0.7)
-        .put("\" fill=\"#333\">rank ");
+        .put(OnCycle[Rk] ? "\" fill=\"#c62828\" font-weight=\"bold\">rank "
+                         : "\" fill=\"#333\">rank ");
     B.num(Rk).put("</text>\n");
-    B.put("<rect x=\"").px(L.Left).put("\" y=\"").px(Y).put("\" width=\"");
-    B.px(L.T * L.Pu).put("\" height=\"").px(L.BoxH + L.StripH + 1);
-    B.put("\" fill=\"#f7f7f7\"/>\n");
+    rect(B, L.Left, Y, L.T * L.Pu, L.BoxH + L.StripH + 1, "#f7f7f7");
+    B.put("/>\n");
     const auto &Acts = S.Ranks[Rk].Actions;
     const sim::RankTimeline &Tl = R.Times[Rk];
     // Comm strip first, then compute boxes.
@@ -120,31 +149,23 @@ void svgBody(const ir::Schedule &S, const sim::SimResult &R, OutBuf &B,
         continue;
       double SY = Y + L.BoxH + 1;
       if (Tl.TransferStart[I] > Tl.Start[I]) {
-        B.put("<rect x=\"").px(L.x(Tl.Start[I])).put("\" y=\"").px(SY);
-        B.put("\" width=\"").px((Tl.TransferStart[I] - Tl.Start[I]) * L.Pu);
-        B.put("\" height=\"")
-            .px(L.StripH)
-            .put("\" fill=\"")
-            .put(detail::WaitColor);
-        B.put("\"");
-        if (Hover) {
-          B.put(" data-n=\"wait ").action(A, true).put("\" data-r=\"").num(Rk);
-          B.put("\" data-s=\"").dbl(Tl.Start[I]).put("\" data-e=\"");
-          B.dbl(Tl.TransferStart[I]).put("\"");
-        }
-        B.put("><title>waiting: ").action(A, true).put("</title></rect>\n");
+        Wait = true;
+        rect(B, L.x(Tl.Start[I]), SY,
+             (Tl.TransferStart[I] - Tl.Start[I]) * L.Pu, L.StripH,
+             detail::WaitColor);
+        B.put("><title>waiting: ").action(A, true).put(" on rank ").num(Rk);
+        B.put(", ").put(detail::fmtShort(Tl.Start[I])).put(" to ");
+        B.put(detail::fmtShort(Tl.TransferStart[I])).put("</title></rect>\n");
       }
       if (Tl.End[I] > Tl.TransferStart[I]) {
-        B.put("<rect x=\"").px(L.x(Tl.TransferStart[I])).put("\" y=\"").px(SY);
-        B.put("\" width=\"").px((Tl.End[I] - Tl.TransferStart[I]) * L.Pu);
-        B.put("\" height=\"").px(L.StripH).put("\" fill=\"");
-        B.put(detail::TransferColor).put("\" fill-opacity=\"0.8\"");
-        if (Hover) {
-          B.put(" data-n=\"").action(A, true).put("\" data-r=\"").num(Rk);
-          B.put("\" data-s=\"").dbl(Tl.TransferStart[I]).put("\" data-e=\"");
-          B.dbl(Tl.End[I]).put("\"");
-        }
-        B.put("><title>").action(A, true).put("</title></rect>\n");
+        Xfer = true;
+        rect(B, L.x(Tl.TransferStart[I]), SY,
+             (Tl.End[I] - Tl.TransferStart[I]) * L.Pu, L.StripH,
+             detail::TransferColor);
+        B.put(" fill-opacity=\"0.8\"><title>").action(A, true);
+        B.put(" on rank ").num(Rk).put(", ");
+        B.put(detail::fmtShort(Tl.TransferStart[I])).put(" to ");
+        B.put(detail::fmtShort(Tl.End[I])).put("</title></rect>\n");
       }
     }
     for (size_t I = 0; I < Acts.size(); ++I) {
@@ -153,76 +174,113 @@ void svgBody(const ir::Schedule &S, const sim::SimResult &R, OutBuf &B,
         continue;
       if (!std::isfinite(Tl.End[I]))
         continue;
-      bool Pair = A.overlapsNext() && I + 1 < Acts.size() &&
-                  ir::isCompute(Acts[I + 1].Kind);
+      bool IsPair = A.overlapsNext() && I + 1 < Acts.size() &&
+                    ir::isCompute(Acts[I + 1].Kind);
+      Kind[unsigned(A.Kind)] = true;
       double X0 = L.x(Tl.Start[I]), W = (Tl.End[I] - Tl.Start[I]) * L.Pu;
       if (ir::isControl(A.Kind))
         W = std::max(W, 2.0);
-      const char *Fill =
-          Pair ? detail::OverlapColor : detail::kindColor(A.Kind);
-      B.put("<rect x=\"").px(X0).put("\" y=\"").px(Y).put("\" width=\"");
-      B.px(W).put("\" height=\"").px(L.BoxH).put("\" fill=\"").put(Fill);
-      B.put("\" stroke=\"#ffffff\" stroke-width=\"0.6\"");
-      if (Hover) {
-        B.put(" data-n=\"").action(A, true);
-        if (Pair)
-          B.put(" + ").action(Acts[I + 1], true);
-        B.put("\" data-r=\"").num(Rk).put("\" data-s=\"").dbl(Tl.Start[I]);
-        B.put("\" data-e=\"").dbl(Tl.End[I]).put("\"");
+      // An overlap pair: the first compute in the top half, the second in
+      // the bottom half, a red outline around both.
+      int Parts = IsPair ? 2 : 1;
+      for (int Part = 0; Part < Parts; ++Part) {
+        const ir::Action &X = Acts[I + size_t(Part)];
+        Kind[unsigned(X.Kind)] = true;
+        int32_t Shades = ir::isCompute(X.Kind) ? Sh.chunks() : 1;
+        std::string Fill = detail::shadeColor(
+            X.Kind, ir::isCompute(X.Kind) ? Sh.of(X) : 0, Shades);
+        double H = L.BoxH / Parts, PY = Y + Part * H;
+        rect(B, X0, PY, W, H, Fill);
+        B.put(" stroke=\"#ffffff\" stroke-width=\"0.6\"><title>");
+        B.action(X, true);
+        if (IsPair)
+          B.put(Part ? " (second of an overlap pair)"
+                     : " (first of an overlap pair)");
+        B.put(" on rank ").num(Rk);
+        if (ir::isCompute(X.Kind) && Sh.chunks() > 1)
+          B.put(", ").put(Sh.name(Sh.of(X)));
+        B.put(": ").put(detail::fmtShort(Tl.Start[I])).put(" to ");
+        B.put(detail::fmtShort(Tl.End[I])).put("</title></rect>\n");
+        // The microbatch number when it fits (about 6 px a digit).
+        if (!ir::isCompute(X.Kind) || X.Microbatch < 0)
+          continue;
+        std::string Num = std::to_string(X.Microbatch);
+        double Font = IsPair ? 9 : 10;
+        if (W < Num.size() * Font * 0.62 + 3)
+          continue;
+        B.put("<text x=\"").px(X0 + W / 2).put("\" y=\"");
+        B.px(PY + H / 2 + Font * 0.36);
+        B.put("\" text-anchor=\"middle\" font-size=\"").px(Font);
+        B.put("\" fill=\"").put(detail::inkOn(Fill));
+        B.put("\" pointer-events=\"none\">").put(Num).put("</text>\n");
       }
-      B.put("><title>").action(A, true);
-      if (Pair)
-        B.put(" + ").action(Acts[I + 1], true);
-      B.put(" on rank ").num(Rk).put(": ").put(detail::fmtTime(Tl.Start[I]));
-      B.put(" to ").put(detail::fmtTime(Tl.End[I])).put("</title></rect>\n");
-      // The microbatch number when it fits (10 px font: about 6 px a digit).
-      if (ir::isCompute(A.Kind) && A.Microbatch >= 0) {
-        int Digits = A.Microbatch < 10     ? 1
-                     : A.Microbatch < 100  ? 2
-                     : A.Microbatch < 1000 ? 3
-                                           : 4;
-        if (Pair)
-          Digits = 2 * Digits + 1;
-        if (W >= Digits * 6.0 + 1) {
-          B.put("<text x=\"")
-              .px(X0 + W / 2)
-              .put("\" y=\"")
-              .px(Y + L.BoxH * 0.72);
-          B.put("\" text-anchor=\"middle\" font-size=\"10\" fill=\"");
-          B.put(A.Kind == ir::ActionKind::W || A.Kind == ir::ActionKind::I
-                    ? "#222"
-                    : "#fff");
-          B.put("\" pointer-events=\"none\">").num(A.Microbatch);
-          if (Pair)
-            B.put('/').num(Acts[I + 1].Microbatch);
-          B.put("</text>\n");
-        }
-      }
-      if (Pair)
+      if (IsPair) {
+        Pair = true;
+        B.put("<rect x=\"").px(X0).put("\" y=\"").px(Y).put("\" width=\"");
+        B.px(W).put("\" height=\"").px(L.BoxH);
+        B.put("\" fill=\"none\" stroke=\"").put(detail::OverlapColor);
+        B.put("\" stroke-width=\"1.4\"/>\n");
         ++I; // the pair is drawn once
+      }
     }
   }
-  // Legend.
+  // Where each rank of a deadlock blocks.
+  for (const detail::BlockedRank &BR : DV.Ranks) {
+    double X0 = L.x(BR.Time), Y = L.y(BR.Rank);
+    rect(B, X0, Y, std::max(L.x(L.T) - X0, 0.0), L.BoxH + L.StripH + 1,
+         "url(#hatch)");
+    B.put(" stroke=\"#c62828\" stroke-width=\"").put(BR.OnCycle ? "2" : "1");
+    B.put("\"><title>rank ").num(BR.Rank).put(" blocks at ").xml(BR.Name);
+    B.put(' ').xml(BR.Why).put("</title></rect>\n");
+    B.put("<text x=\"").px(X0 + 5).put("\" y=\"").px(Y + L.BoxH * 0.7);
+    B.put("\" fill=\"#c62828\">blocked at ").xml(BR.Name);
+    if (BR.WaitsFor >= 0)
+      B.put(" → waits for rank ").num(BR.WaitsFor);
+    else
+      B.put(" → never matched");
+    B.put("</text>\n");
+  }
+  // Legend: only what occurs.
   double LY = L.y(L.Ranks) + 14;
   double LX = L.Left;
-  auto Item = [&](const char *Color, const char *Text) {
-    B.put("<rect x=\"")
-        .px(LX)
-        .put("\" y=\"")
-        .px(LY)
-        .put("\" width=\"14\" "
-             "height=\"12\" fill=\"");
-    B.put(Color).put("\"/><text x=\"").px(LX + 18).put("\" y=\"").px(LY + 10);
-    B.put("\">").put(Text).put("</text>\n");
-    LX += 26 + 6.5 * std::strlen(Text);
+  auto Item = [&](llvm::ArrayRef<std::string> Colors, const std::string &Text,
+                  bool Outline = false) {
+    for (const std::string &C : Colors) {
+      B.put("<rect x=\"").px(LX).put("\" y=\"").px(LY);
+      B.put("\" width=\"14\" height=\"12\" fill=\"");
+      if (Outline)
+        B.put("none\" stroke=\"").put(C).put("\" stroke-width=\"2");
+      else
+        B.put(C);
+      B.put("\"/>\n");
+      LX += 16;
+    }
+    B.put("<text x=\"").px(LX + 2).put("\" y=\"").px(LY + 10);
+    B.put("\">").xml(Text).put("</text>\n");
+    LX += 14 + 6.5 * double(Text.size());
   };
-  Item(detail::kindColor(ir::ActionKind::F), "F forward");
-  Item(detail::kindColor(ir::ActionKind::B), "B backward");
-  Item(detail::kindColor(ir::ActionKind::I), "I input grad");
-  Item(detail::kindColor(ir::ActionKind::W), "W weight grad");
-  Item(detail::OverlapColor, "overlap pair");
-  Item(detail::TransferColor, "message in flight");
-  Item(detail::WaitColor, "waiting for a message");
+  for (unsigned K = 0; K < ir::NumActionKinds; ++K) {
+    auto AK = ir::ActionKind(K);
+    if (!Kind[K])
+      continue;
+    int32_t Shades = ir::isCompute(AK) ? Sh.chunks() : 1;
+    std::vector<std::string> Colors;
+    for (int32_t C = 0; C < Shades; ++C)
+      Colors.push_back(detail::shadeColor(AK, C, Shades));
+    Item(Colors, ir::actionKindName(AK).str() + " " + detail::kindWords(AK));
+  }
+  if (Pair)
+    Item({detail::OverlapColor}, "overlap pair", /*Outline=*/true);
+  if (Xfer)
+    Item({detail::TransferColor}, "message in flight");
+  if (Wait)
+    Item({detail::WaitColor}, "waiting for a message");
+  if (!DV.Ranks.empty())
+    Item({"url(#hatch)"}, "blocked");
+  if (Sh.chunks() > 1) {
+    B.put("<text x=\"").px(L.Left).put("\" y=\"").px(LY + 28);
+    B.put("\" fill=\"#555\">").xml(Sh.explanation(S)).put("</text>\n");
+  }
   B.put("</svg>\n");
 }
 
@@ -232,57 +290,7 @@ void writeSvg(const ir::Schedule &S, const sim::SimResult &R,
               llvm::raw_ostream &OS) {
   OutBuf B(OS);
   B.put("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-  svgBody(S, R, B, layoutFor(S, R), /*Hover=*/false);
-}
-
-void writeHtml(const ir::Schedule &S, const sim::SimResult &R,
-               llvm::raw_ostream &OS, const sim::CommVolumeReport *Vol) {
-  {
-    OutBuf B(OS);
-    B.put("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-          "<title>");
-    B.xml(S.Name).put(
-        " - pps timeline</title>\n<style>\n"
-        "body{font-family:'DejaVu "
-        "Sans',Arial,sans-serif;margin:16px;color:#222}\n"
-        "#wrap{overflow-x:auto;border:1px solid #ddd}\n"
-        "#tip{position:fixed;display:none;background:#222;color:#fff;"
-        "padding:6px 9px;border-radius:4px;font-size:12px;pointer-events:none;"
-        "white-space:pre}\n"
-        "[data-n]:hover{stroke:#000;stroke-width:1.5}\n"
-        "pre{font-size:12px;background:#fafafa;padding:8px;border:1px solid "
-        "#eee}\n"
-        "</style></head><body>\n<div id=\"wrap\">\n");
-    Layout L = layoutFor(S, R);
-    svgBody(S, R, B, L, /*Hover=*/true);
-    B.put("</div>\n<div id=\"tip\"></div>\n<pre>");
-  }
-  // The summary table, escaped.
-  {
-    std::string Sum;
-    llvm::raw_string_ostream SOS(Sum);
-    writeSummary(S, R, SOS, Vol);
-    SOS.flush();
-    OutBuf B(OS);
-    B.xml(Sum);
-    B.put(
-        "</pre>\n<script>\n"
-        "const tip=document.getElementById('tip');\n"
-        "document.querySelector('svg').addEventListener('mousemove',e=>{\n"
-        "  const t=e.target.closest('[data-n]');\n"
-        "  if(!t){tip.style.display='none';return;}\n"
-        "  const s=+t.dataset.s,en=+t.dataset.e;\n"
-        "  tip.textContent=t.dataset.n+'\\nrank '+t.dataset.r+'\\nstart '+s+"
-        "'\\nend '+en+'\\nduration '+(en-s).toFixed(3).replace(/\\.?0+$/,'');\n"
-        "  tip.style.display='block';\n"
-        "  "
-        "tip.style.left=(e.clientX+12)+'px';tip.style.top=(e.clientY+12)+'px';"
-        "\n"
-        "});\n"
-        "document.querySelector('svg').addEventListener('mouseleave',()=>"
-        "{tip.style.display='none';});\n"
-        "</script>\n</body></html>\n");
-  }
+  svgBody(S, R, B);
 }
 
 } // namespace pps::backends

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
+
 namespace pps::driver {
 
 static std::string &toolNameStorage() {
@@ -21,7 +23,10 @@ Session::Session() : Diags(SM) {
   Diags.setErrorLimit(opts::ErrorLimit);
   Diags.setWarningsAsErrors(opts::WarningsAsErrors);
   bool Tty = llvm::sys::Process::StandardErrIsDisplayed();
-  Diags.setColor(opts::Color == "always" || (opts::Color == "auto" && Tty));
+  // NO_COLOR (no-color.org) turns off automatic colour; an explicit
+  // --diagnostics-color=always still wins.
+  Diags.setColor(opts::Color == "always" ||
+                 (opts::Color == "auto" && Tty && !std::getenv("NO_COLOR")));
 }
 
 bool Session::frontendOptions(frontend::FrontendOptions &Out) {
@@ -81,15 +86,14 @@ void Session::flushDiagnostics() {
   Diags.print(llvm::errs(), DiagFormat::Text);
 }
 
-std::unique_ptr<llvm::raw_ostream> Session::openOutput() {
+std::unique_ptr<llvm::raw_ostream> Session::openOutput(llvm::StringRef Path) {
   std::error_code EC;
-  auto OS = std::make_unique<llvm::raw_fd_ostream>(
-      opts::Output.empty() ? "-" : opts::Output.getValue(), EC,
-      llvm::sys::fs::OF_None);
+  auto OS = std::make_unique<llvm::raw_fd_ostream>(Path.empty() ? "-" : Path,
+                                                   EC, llvm::sys::fs::OF_None);
   if (EC) {
     Diags.report(DiagKind::FileError, NoLoc,
-                 fmt::format("cannot open '{}' for writing: {}",
-                             opts::Output.getValue(), EC.message()));
+                 fmt::format("cannot open '{}' for writing: {}", Path.str(),
+                             EC.message()));
     return nullptr;
   }
   return OS;

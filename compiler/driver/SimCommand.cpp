@@ -4,8 +4,14 @@
 // inserted, dependencies and deadlock checked), simulates it under the cost
 // model and writes the requested outputs: by default a terminal Gantt chart
 // and the summary table; --format takes a comma-separated list of gantt,
-// summary, chrome, svg, html, json, csv. --comm-volume adds the
-// communication-volume report (seed 000) to summary, json and html.
+// summary, chrome, svg, html, json, csv. Gantt chart and summary are text
+// and go together; each of the others is a document of its own, so asking
+// for several writes one file per document: -o NAME gives NAME.svg,
+// NAME.html, ... (and NAME.txt for the text); without -o several documents
+// are refused, as they cannot share stdout. --comm-volume adds the
+// communication-volume report to summary, json and html. A schedule that
+// deadlocks is still simulated up to where each rank blocks and its outputs
+// are written (exit 1).
 // Exit codes: 0 ok, 1 diagnostics (including a deadlock), 2 usage errors.
 //
 //===----------------------------------------------------------------------===//
@@ -21,6 +27,7 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
+#include <cstring>
 
 namespace pps::driver {
 
@@ -137,6 +144,43 @@ enum OutKind : unsigned {
   OutCsv = 64,
 };
 
+/// The files --format asks for: the text (gantt and summary together) and
+/// each document, in the order they are written, with the extension each
+/// gets when there are several.
+struct OutFile {
+  unsigned Kinds;
+  const char *Name;
+  const char *Ext;
+};
+constexpr OutFile OutFiles[] = {
+    {OutGantt | OutSummary, "text", ".txt"},
+    {OutChrome, "chrome", ".trace.json"},
+    {OutSvg, "svg", ".svg"},
+    {OutHtml, "html", ".html"},
+    {OutJson, "json", ".json"},
+    {OutCsv, "csv", ".csv"},
+};
+
+/// NAME without an extension one of the files would get (so -o t.html
+/// with svg,html writes t.svg and t.html).
+std::string outputBase(StringRef Name) {
+  for (const OutFile &F : OutFiles)
+    if (Name.size() > strlen(F.Ext) && Name.endswith(F.Ext))
+      return Name.drop_back(strlen(F.Ext)).str();
+  return Name.str();
+}
+
+/// True if every error is the deadlock pass's: the lowered schedule is
+/// sound and its run can still be drawn up to where each rank blocks.
+bool onlyDeadlockErrors(const DiagnosticEngine &D) {
+  for (const Diagnostic &X : D.diagnostics())
+    if (X.Sev == Severity::Error && X.Kind != DiagKind::Deadlock &&
+        X.Kind != DiagKind::UnmatchedSend &&
+        X.Kind != DiagKind::UnmatchedRecv && X.Kind != DiagKind::FifoMismatch)
+      return false;
+  return true;
+}
+
 } // namespace
 
 static int runSim() {
@@ -169,6 +213,23 @@ static int runSim() {
   }
   if (!Outs)
     return usage("--format names no output");
+  SmallVector<const OutFile *, 4> Files;
+  for (const OutFile &F : OutFiles)
+    if (Outs & F.Kinds)
+      Files.push_back(&F);
+  bool ToStdout = opts::Output.empty() || opts::Output == "-";
+  if (Files.size() > 1 && ToStdout) {
+    std::string Names, Example;
+    for (const OutFile *F : Files) {
+      Names += fmt::format("{}{}", Names.empty() ? "" : ", ", F->Name);
+      Example += fmt::format("{}t{}", Example.empty() ? "" : ", ", F->Ext);
+    }
+    return usage(fmt::format("--format={} asks for {} files ({}), which "
+                             "cannot share stdout; give -o NAME to write "
+                             "NAME.ext for each (-o t: {}), or one format at "
+                             "a time",
+                             Format.getValue(), Files.size(), Names, Example));
+  }
 
   sim::SimOptions SO;
   if (!CommModelOpt.empty()) {
@@ -259,7 +320,12 @@ static int runSim() {
   if (SO.CommModel)
     Sched->Comm = *SO.CommModel; // the checks run under the same model
   passes::AnalysisResults Results;
-  if (!runPipeline(S, *Sched, PipelineGoal::Check, Results)) {
+  bool Checked = runPipeline(S, *Sched, PipelineGoal::Check, Results);
+  // A deadlock is what people most want to see: simulate up to where each
+  // rank blocks (the diagnostics explain the cycle; the exit code stays 1).
+  bool Deadlocked = !Checked && Results.Deadlock && !Results.Deadlock->Free &&
+                    onlyDeadlockErrors(S.Diags);
+  if (!Checked && !Deadlocked) {
     S.flushDiagnostics();
     return ExitDiagnostics;
   }
@@ -271,12 +337,6 @@ static int runSim() {
   if (VO)
     Vol = sim::computeCommVolume(*Sched, *VO, &R);
 
-  std::unique_ptr<raw_ostream> OS = S.openOutput();
-  if (!OS) {
-    S.flushDiagnostics();
-    return ExitDiagnostics;
-  }
-  bool ToStdout = opts::Output.empty() || opts::Output == "-";
   backends::GanttOptions GO;
   GO.Width = Width;
   if (!GO.Width && ToStdout && sys::Process::StandardOutIsDisplayed()) {
@@ -293,29 +353,41 @@ static int runSim() {
 
   const sim::CommVolumeReport *VolP = Vol ? &*Vol : nullptr;
   const sim::CommVolumeOptions *VOP = VO ? &*VO : nullptr;
-  bool Text = false;
-  if (Outs & OutGantt) {
-    backends::writeGantt(*Sched, R, *OS, GO);
-    Text = true;
+  std::string Base = Files.size() > 1 ? outputBase(opts::Output) : "";
+  std::vector<std::string> Written;
+  for (const OutFile *F : Files) {
+    std::string Path = Files.size() > 1 ? Base + F->Ext : opts::Output;
+    std::unique_ptr<raw_ostream> OS = S.openOutput(Path);
+    if (!OS) {
+      S.flushDiagnostics();
+      return ExitDiagnostics;
+    }
+    unsigned K = Outs & F->Kinds;
+    if (K & OutGantt)
+      backends::writeGantt(*Sched, R, *OS, GO);
+    if (K & OutSummary) {
+      if (K & OutGantt)
+        *OS << "\n";
+      backends::writeSummary(*Sched, R, *OS, VolP, VOP);
+    }
+    if (K & OutChrome)
+      backends::writeChromeTrace(*Sched, R, *OS);
+    if (K & OutSvg)
+      backends::writeSvg(*Sched, R, *OS);
+    if (K & OutHtml)
+      backends::writeHtml(*Sched, R, *OS, VolP);
+    if (K & OutJson)
+      backends::writeFiguresJson(*Sched, R, *OS, VolP, VOP);
+    if (K & OutCsv)
+      backends::writeActionCsv(*Sched, R, *OS);
+    OS->flush();
+    Written.push_back(Path);
   }
-  if (Outs & OutSummary) {
-    if (Text)
-      *OS << "\n";
-    backends::writeSummary(*Sched, R, *OS, VolP, VOP);
-  }
-  if (Outs & OutChrome)
-    backends::writeChromeTrace(*Sched, R, *OS);
-  if (Outs & OutSvg)
-    backends::writeSvg(*Sched, R, *OS);
-  if (Outs & OutHtml)
-    backends::writeHtml(*Sched, R, *OS, VolP);
-  if (Outs & OutJson)
-    backends::writeFiguresJson(*Sched, R, *OS, VolP, VOP);
-  if (Outs & OutCsv)
-    backends::writeActionCsv(*Sched, R, *OS);
-  OS->flush();
   bool Failed = R.Deadlocked || S.Diags.hasErrors();
   S.flushDiagnostics();
+  if (Files.size() > 1 && opts::DiagnosticsFormat == "text")
+    errs() << fmt::format("{}: wrote {}\n", toolName(),
+                          llvm::join(Written, ", "));
   return Failed ? ExitDiagnostics : ExitOk;
 }
 

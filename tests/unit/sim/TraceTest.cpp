@@ -126,11 +126,52 @@ TEST(Trace, SvgEscapesAndHtmlHover) {
   EXPECT_EQ(Svg.find("<- "), std::string::npos); // arrows escaped
   EXPECT_NE(Svg.find("&lt;- "), std::string::npos);
   EXPECT_NE(Svg.find("</svg>"), std::string::npos);
+  // Times in tooltips are rounded; the legend lists only what occurs
+  // (1F1B has no I, W or overlap pairs).
+  EXPECT_NE(Svg.find("<title>F0@0 on rank 0: 0 to 1</title>"),
+            std::string::npos);
+  EXPECT_EQ(Svg.find("input grad"), std::string::npos);
+  EXPECT_EQ(Svg.find("overlap pair"), std::string::npos);
+  EXPECT_NE(Svg.find("F forward"), std::string::npos);
   std::string Html = capture(
       [&](llvm::raw_ostream &OS) { backends::writeHtml(X.S, X.R, OS); });
-  EXPECT_NE(Html.find("data-n=\"F0@0\""), std::string::npos);
-  EXPECT_NE(Html.find("mousemove"), std::string::npos);
-  EXPECT_NE(Html.find("makespan        41"), std::string::npos);
+  // One self-contained page: the data, the script and the style inline,
+  // nothing fetched.
+  EXPECT_NE(Html.find("<script type=\"application/json\" id=\"pps-data\">"),
+            std::string::npos);
+  EXPECT_NE(Html.find("addEventListener('wheel'"), std::string::npos);
+  EXPECT_EQ(Html.find("src=\""), std::string::npos);
+  EXPECT_EQ(Html.find("href=\"http"), std::string::npos);
+  EXPECT_EQ(Html.find("@import"), std::string::npos);
+  // The summary is a table, and the legend names F and B only.
+  EXPECT_NE(Html.find("<th>makespan</th><td class=\"n\">41</td>"),
+            std::string::npos);
+  EXPECT_NE(Html.find("data-kind=\"F\""), std::string::npos);
+  EXPECT_NE(Html.find("data-kind=\"B\""), std::string::npos);
+  EXPECT_EQ(Html.find("data-kind=\"W\""), std::string::npos);
+}
+
+TEST(Trace, ChunkShading) {
+  // Interleaved on 2 ranks x 2 chunks (loop placement): the two chunks of a
+  // rank get two shades of each kind, and the legend says what they mean.
+  ir::ScheduleBuilder B(2, 4, 1);
+  B.rank(0).F(0, 0).F(0, 2).B(0, 2).B(0, 0);
+  B.rank(1).F(0, 1).F(0, 3).B(0, 3).B(0, 1);
+  ir::Schedule S = B.build();
+  sim::SimResult R = sim::simulate(S);
+  std::string Svg =
+      capture([&](llvm::raw_ostream &OS) { backends::writeSvg(S, R, OS); });
+  auto Fill = [&](llvm::StringRef Title) {
+    size_t T = Svg.find(Title);
+    EXPECT_NE(T, std::string::npos) << Title.str();
+    size_t F = Svg.rfind("fill=\"", T);
+    return Svg.substr(F + 6, 7);
+  };
+  EXPECT_NE(Fill("<title>F0@0 on rank 0, chunk 0"),
+            Fill("<title>F0@2 on rank 0, chunk 1"));
+  EXPECT_EQ(Fill("<title>F0@0 on rank 0, chunk 0"),
+            Fill("<title>F0@1 on rank 1, chunk 0"));
+  EXPECT_NE(Svg.find("dark: chunk 0"), std::string::npos);
 }
 
 TEST(Trace, CsvAndFiguresJson) {
@@ -176,4 +217,17 @@ TEST(Trace, DeadlockedResultStillWrites) {
   });
   EXPECT_NE(Out.find("DEADLOCK"), std::string::npos);
   EXPECT_NE(Out.find("1,2,B0@1,B,0,1,,,,,\n"), std::string::npos) << Out;
+  // The pictures show where each rank blocks and the cycle.
+  std::string Svg =
+      capture([&](llvm::raw_ostream &OS) { backends::writeSvg(S, R, OS); });
+  EXPECT_NE(Svg.find("blocked at recv B0@0 &lt;- 1 → waits for rank 1"),
+            std::string::npos)
+      << Svg;
+  EXPECT_NE(Svg.find("ranks 0 and 1 wait on each other"), std::string::npos);
+  std::string Html =
+      capture([&](llvm::raw_ostream &OS) { backends::writeHtml(S, R, OS); });
+  EXPECT_NE(Html.find("\"cycle\":[0,1]"), std::string::npos);
+  EXPECT_NE(Html.find("<li class=\"cycle\">rank 0 blocks at <code>recv "
+                      "B0@0 &lt;- 1</code>"),
+            std::string::npos);
 }

@@ -62,6 +62,30 @@ DeadlockResult checkDeadlock(const ir::Schedule &S, const Matching &M,
 void reportDeadlock(const ir::Schedule &S, const Matching &M,
                     const DeadlockResult &R, DiagnosticEngine &D);
 
+/// Where the ranks of a result that is not Free block, as data: what
+/// reportDeadlock puts into words (the HTML timeline draws it).
+struct DeadlockExplanation {
+  struct Blocked {
+    int32_t Rank = 0;
+    /// The operation the rank blocks at: on the cycle, the one that waits
+    /// for the next rank of the cycle; elsewhere its first unsatisfied one.
+    uint32_t Index = 0;
+    /// The rank whose operation it waits for, and that operation's index;
+    /// -1 and NoAction when nothing ever matches it.
+    int32_t WaitsFor = -1;
+    uint32_t PartnerIndex = NoAction;
+  };
+  /// Every rank that does not finish, ascending.
+  std::vector<Blocked> Ranks;
+  /// The shortest cycle of waiting ranks (r0 waits for r1 ... waits for
+  /// r0); empty when every chain of waits ends at an unmatched operation.
+  std::vector<int32_t> Cycle;
+};
+
+/// Explains a result that is not Free (empty for one that is).
+DeadlockExplanation explainDeadlock(const ir::Schedule &S, const Matching &M,
+                                    const DeadlockResult &R);
+
 /// Shortest cycle in a directed graph over ranks given as adjacency lists
 /// (Adj[r] = ranks r waits for). Returns the ranks on the cycle, in order
 /// (r0 waits for r1 waits for ... waits for r0); empty if there is none.

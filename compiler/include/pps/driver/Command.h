@@ -82,8 +82,12 @@ public:
   /// Prints and clears diagnostics in the chosen format to stderr (text) or
   /// stdout (json).
   void flushDiagnostics();
-  /// Opens opts::Output ("-" or empty = stdout). Null + diagnostic on error.
-  std::unique_ptr<llvm::raw_ostream> openOutput();
+  /// Opens Path, by default opts::Output ("-" or empty = stdout). Null +
+  /// diagnostic on error.
+  std::unique_ptr<llvm::raw_ostream> openOutput(llvm::StringRef Path);
+  std::unique_ptr<llvm::raw_ostream> openOutput() {
+    return openOutput(opts::Output);
+  }
 };
 
 } // namespace pps::driver
