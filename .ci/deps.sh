@@ -5,13 +5,14 @@ pps_install_deps() {
   # help2man: the man page; dpkg-dev, file: cpack -G DEB (dpkg-shlibdeps);
   # pkgconf: the by-hand build test (tests/install); git, clang-format-14,
   # clang-tidy-14: .ci/style; python3-torch: pps.torch and its tests
-  # (python/tests/test_torch_*).
+  # (python/tests/test_torch_*); chromium: the render tests (tests/render)
+  # and the screenshots in docs/img.
   local pkgs=(cmake ninja-build g++ python3 antlr4 libantlr4-runtime-dev
               llvm-14-dev llvm-14-tools libfmt-dev libgtest-dev
               libbenchmark-dev libopenmpi-dev openmpi-bin
               help2man dpkg-dev file pkgconf
               pybind11-dev python3-dev python3-pytest python3-pip
-              git clang-format-14 clang-tidy-14
+              git clang-format-14 clang-tidy-14 chromium
               libtorch-dev python3-torch) # pps_runtime_torch, examples/gpt; pps.torch
   local missing=()
   for p in "${pkgs[@]}"; do

@@ -2,13 +2,16 @@
 # render.sh - render a `ppsc sim` SVG or HTML timeline headless in Chromium
 # and save a PNG, so a person (or a reviewer) can look at the picture.
 #
-#   tests/render/render.sh INPUT.svg|INPUT.html OUTPUT.png [WIDTH HEIGHT]
+#   tests/render/render.sh INPUT.svg|INPUT.html OUTPUT.png [WIDTH HEIGHT [#VIEW]]
 #   tests/render/render.sh --pps FILE.pps OUTPUT.png [ppsc sim options...]
 #
 # With --pps the script runs `ppsc sim --format=html` first (PPSC names the
-# binary, default build/bin/ppsc). Chromium (Debian package `chromium`)
-# runs with a fresh empty profile and no network or background services.
-# Exit 0 when the PNG exists and is not empty.
+# binary, default build/bin/ppsc). An SVG is shot at its own size, an HTML
+# page at 1400 x 900 unless WIDTH and HEIGHT are given; #VIEW opens the
+# interactive timeline with a view (#messages, #critical, #view=10,40, joined
+# with '&'). Chromium (Debian package `chromium`) runs with a fresh empty
+# profile and no network or background services. Exit 0 when the PNG exists
+# and is not empty. tests/render/screenshots.sh makes the ones in docs/img.
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -28,19 +31,19 @@ if [ "${1:-}" = "--pps" ]; then
   ppsc=${PPSC:-$root/build/bin/ppsc}
   "$ppsc" sim --format=html "$@" -o "$tmp/page.html" "$pps"
   input=$tmp/page.html
-  width=0; height=0
+  width=0; height=0; view=
 else
   [ $# -ge 2 ] || { echo "usage: render.sh INPUT.svg|.html OUT.png [W H]" >&2; exit 2; }
-  input=$1; out=$2; width=${3:-0}; height=${4:-0}
+  input=$1; out=$2; width=${3:-0}; height=${4:-0}; view=${5:-}
 fi
 
 # Size the window to the picture: read width/height from the <svg> tag.
+case "$input" in *.html) [ "$width" = 0 ] && width=1400 && height=900;; esac
 if [ "$width" = 0 ]; then
   dims=$(grep -o '<svg[^>]*' "$input" | head -1 |
          sed -n 's/.*width="\([0-9.]*\)".*height="\([0-9.]*\)".*/\1 \2/p')
   width=$(echo "$dims" | cut -d' ' -f1 | cut -d. -f1)
   height=$(echo "$dims" | cut -d' ' -f2 | cut -d. -f1)
-  case "$input" in *.html) height=$((height + 420)); width=$((width + 40));; esac
   [ -n "$width" ] || width=1600
   [ -n "$height" ] || height=900
 fi
@@ -51,7 +54,7 @@ rm -f "$outabs"
 "$chrome" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
   --disable-background-networking --disable-component-update --disable-sync \
   --user-data-dir="$tmp/profile" --hide-scrollbars \
-  --window-size="$width,$height" --screenshot="$outabs" "file://$abs" \
+  --window-size="$width,$height" --screenshot="$outabs" "file://$abs$view" \
   >"$tmp/log" 2>&1 || { cat "$tmp/log" >&2; exit 1; }
 if [ ! -s "$outabs" ]; then
   cat "$tmp/log" >&2
