@@ -77,6 +77,10 @@ stmt
   : LET binder ASSIGN expr SEMI                      # letStmt
   | ident ASSIGN expr SEMI                           # assignStmt
   | ident LBRACK expr RBRACK ASSIGN expr SEMI        # indexAssignStmt
+  // Common slips from other languages, parsed so that the error can say
+  // what to write instead: `i += 1;` and `i++;` (see TransformStmt.cpp).
+  | ident op=(PLUS | MINUS | STAR | SLASH | PERCENT) ASSIGN expr SEMI # compoundAssignStmt
+  | ident op=(PLUS | MINUS) (PLUS | MINUS) SEMI      # incrementStmt
   | FOR binder IN expr DOTDOT expr (STEP expr)? block # forStmt
   | WHILE expr block                                 # whileStmt
   | BREAK SEMI                                       # breakStmt

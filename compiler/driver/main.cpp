@@ -8,6 +8,7 @@
 #include "pps/driver/Command.h"
 
 #include "pps/driver/Pipeline.h"
+#include "pps/support/Suggest.h"
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
@@ -26,6 +27,7 @@ namespace {
 struct Entry {
   llvm::cl::SubCommand *Sub;
   CommandFn Fn;
+  CommandInitFn Init;
 };
 std::vector<Entry> &registry() {
   static std::vector<Entry> R;
@@ -34,8 +36,8 @@ std::vector<Entry> &registry() {
 } // namespace
 
 CommandRegistration::CommandRegistration(llvm::cl::SubCommand &Sub,
-                                         CommandFn Fn) {
-  registry().push_back({&Sub, Fn});
+                                         CommandFn Fn, CommandInitFn Init) {
+  registry().push_back({&Sub, Fn, Init});
 }
 
 static void printVersion(llvm::raw_ostream &OS) {
@@ -114,6 +116,26 @@ static std::string subcommandNames() {
   return Names;
 }
 
+/// "unknown subcommand 'lnit'; did you mean 'lint'? (expected one of: ...)"
+static std::string unknownSubcommand(llvm::StringRef Name) {
+  std::vector<std::string> Names;
+  for (const auto &E : registry())
+    Names.push_back(E.Sub->getName().str());
+  std::string Near = pps::nearestName(Name, Names);
+  return fmt::format(
+      "unknown subcommand '{}'{} (expected one of: {})", Name.str(),
+      Near.empty() ? "" : fmt::format("; did you mean '{}'?", Near),
+      subcommandNames());
+}
+
+/// True if Arg names a registered subcommand.
+static bool isSubcommand(llvm::StringRef Arg) {
+  for (const auto &E : registry())
+    if (E.Sub->getName() == Arg)
+      return true;
+  return false;
+}
+
 } // namespace pps::driver
 
 int main(int argc, char **argv) {
@@ -137,6 +159,17 @@ int main(int argc, char **argv) {
       "  standard library: $PPS_STDLIB_PATH (a ':'-separated list; an empty\n"
       "  entry is the default) or, by default, ../share/pps/stdlib from\n"
       "  the directory of the ppsc executable.\n";
+  // The first word is the subcommand: a misspelt one is named (with the
+  // nearest) before llvm::cl reads it as an input file and complains about
+  // the positional arguments instead.
+  if (argc > 1 && argv[1][0] != '-' && !isSubcommand(argv[1]) &&
+      llvm::StringRef(argv[1]).find_first_of("./") == llvm::StringRef::npos) {
+    Session S;
+    return S.usage(unknownSubcommand(argv[1]));
+  }
+  for (const auto &E : registry())
+    if (E.Init)
+      E.Init();
   std::string ParseErrors;
   bool Parsed = parseCommandLine(argc, argv, Overview, ParseErrors);
   const Entry *Active = nullptr;
@@ -160,9 +193,7 @@ int main(int argc, char **argv) {
   if (!Active) {
     Session S;
     if (!opts::Input.empty())
-      return S.usage(fmt::format("unknown subcommand '{}' (expected one of: "
-                                 "{})",
-                                 opts::Input.getValue(), subcommandNames()));
+      return S.usage(unknownSubcommand(opts::Input.getValue()));
     return S.usage("no subcommand given (see ppsc --help)");
   }
   {

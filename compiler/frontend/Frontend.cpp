@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "pps/frontend/Frontend.h"
 #include "pps/frontend/CheckedUnit.h"
+#include "pps/support/Suggest.h"
 
 #include "Evaluator.h"
 #include "Parser.h"
@@ -362,10 +363,31 @@ evaluateWithOverrides(ast::PipelineDecl &Pl, DiagnosticEngine &Diags,
   bool BadOverride = false;
   for (auto &[Name, Value] : Opts.Overrides)
     if (!Used.count(Name)) {
-      Diags.report(DiagKind::UnknownName, Pl.Loc,
-                   fmt::format("override '{}' matches no field, let or "
-                               "schedule parameter of pipeline '{}'",
-                               Name, Pl.Name));
+      // What -D could have meant: the size fields, the pipeline's lets and
+      // the schedule's parameters (or synth's arguments).
+      std::vector<std::string> Names = {"ranks", "stages", "microbatches",
+                                        "memory_limit"};
+      for (const ast::PipelineItem &I : Pl.Items) {
+        if (I.Kind == ast::PipelineItemKind::Let)
+          Names.push_back(I.Var.Name);
+        if (I.Kind != ast::PipelineItemKind::Schedule || !I.Call)
+          continue;
+        if (I.Call->Target)
+          for (const ast::Param &Pm : I.Call->Target->Params)
+            Names.push_back(Pm.Var.Name);
+        else
+          for (const ast::Arg &A : I.Call->Args)
+            Names.push_back(A.Name);
+      }
+      std::string Near = nearestName(Name, Names);
+      Diags.report(
+          DiagKind::UnknownName, Pl.Loc,
+          fmt::format("override '{}' matches no field, let or "
+                      "schedule parameter of pipeline '{}'{}",
+                      Name, Pl.Name,
+                      Near.empty()
+                          ? std::string()
+                          : fmt::format("; did you mean '{}'?", Near)));
       BadOverride = true;
     }
   if (BadOverride || Diags.hasErrors())
@@ -394,8 +416,20 @@ std::optional<ir::Schedule> Loader::compile(FileId Main) {
       return std::nullopt;
     }
   } else if (M->Pipelines.empty()) {
-    Diags.report(DiagKind::NoPipeline, SM.getLoc(Main, 1, 1),
-                 "the file declares no pipeline");
+    auto &D = Diags.report(DiagKind::NoPipeline, SM.getLoc(Main, 1, 1),
+                           "the file declares no pipeline");
+    // Say what to add, naming a schedule the file declares if there is one.
+    std::string Sched = "one_f_one_b";
+    for (auto &F : M->Fns)
+      if (F->IsSchedule) {
+        Sched = F->Name;
+        break;
+      }
+    D.note(SM.getLoc(Main, 1, 1),
+           fmt::format("add one to compile it, e.g. `pipeline p {{ ranks 4; "
+                       "microbatches 8; schedule {}(); }}`; a file with only "
+                       "schedules and fns is a module that others import",
+                       Sched));
     return std::nullopt;
   } else if (M->Pipelines.size() > 1) {
     auto &D = Diags.report(

@@ -86,14 +86,22 @@ public:
         }
       }
     }
+    // Before a '}' too: the last statement of a block needs its ';'.
+    bool BeforeBrace = Offending && Offending->getType() == Lx::RBRACE;
     if (Expected.contains(size_t(Lx::SEMI)) && Prev && Offending &&
         (Offending->getLine() > Prev->getLine() ||
-         Offending->getType() == antlr4::Token::EOF || Expected.size() == 1)) {
+         Offending->getType() == antlr4::Token::EOF || Expected.size() == 1 ||
+         BeforeBrace)) {
       LocId After = SM.getLoc(
           File, uint32_t(Prev->getLine()),
           uint32_t(Prev->getCharPositionInLine() + Prev->getText().size() + 1));
-      Diags.report(DiagKind::SyntaxError, After,
-                   fmt::format("expected ';' after {}", describeToken(Prev)));
+      Diags.report(
+          DiagKind::SyntaxError, After,
+          fmt::format("expected ';' after {}{}", describeToken(Prev),
+                      BeforeBrace && Offending->getLine() == Prev->getLine()
+                          ? " (every statement ends with ';', the "
+                            "last one in a block too)"
+                          : ""));
       return;
     }
     std::string Found = describeToken(Offending);

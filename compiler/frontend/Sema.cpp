@@ -1,6 +1,8 @@
 //===- Sema.cpp - name resolution and static checks -----------------------===//
 #include "Sema.h"
 
+#include "pps/support/Suggest.h"
+
 #include "llvm/ADT/StringSwitch.h"
 
 #include <fmt/format.h>
@@ -148,16 +150,7 @@ void Sema::suggest(Diagnostic &D, llvm::StringRef Name,
   // Bounded so a file full of unknown names stays linear.
   if (++Suggestions > 100 || Candidates.size() > 100000)
     return;
-  std::string Best;
-  unsigned BestDist = ~0u;
-  for (const std::string &C : Candidates) {
-    unsigned Dist = llvm::StringRef(C).edit_distance(Name, true, 3);
-    if (Dist < BestDist && Dist <= std::max<size_t>(2, Name.size() / 3) &&
-        Dist < Name.size()) {
-      BestDist = Dist;
-      Best = C;
-    }
-  }
+  std::string Best = nearestName(Name, Candidates);
   if (!Best.empty())
     D.Message += fmt::format("; did you mean '{}'?", Best);
 }

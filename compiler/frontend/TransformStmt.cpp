@@ -1,6 +1,8 @@
 //===- TransformStmt.cpp - statements and actions -> AST ------------------===//
 #include "Transformer.h"
 
+#include <fmt/format.h>
+
 namespace pps::frontend {
 
 ast::Block Transformer::transformBlock(P::BlockContext &Ctx) {
@@ -17,6 +19,10 @@ ast::StmtPtr Transformer::transformStmt(P::StmtContext &Ctx) {
     return transformAssignStmt(*C);
   if (auto *C = dynamic_cast<P::IndexAssignStmtContext *>(&Ctx))
     return transformIndexAssignStmt(*C);
+  if (auto *C = dynamic_cast<P::CompoundAssignStmtContext *>(&Ctx))
+    return transformCompoundAssignStmt(*C);
+  if (auto *C = dynamic_cast<P::IncrementStmtContext *>(&Ctx))
+    return transformIncrementStmt(*C);
   if (auto *C = dynamic_cast<P::ForStmtContext *>(&Ctx))
     return transformForStmt(*C);
   if (auto *C = dynamic_cast<P::WhileStmtContext *>(&Ctx))
@@ -55,6 +61,66 @@ ast::StmtPtr Transformer::transformAssignStmt(P::AssignStmtContext &Ctx) {
                                               transformIdent(*Ctx.ident()));
   S->Value = transformExpr(*Ctx.expr());
   return S;
+}
+
+/// `x op= e` as the language spells it, `x = x op e`: reported (the
+/// language has no compound assignment), and kept as that assignment so
+/// that nothing else is reported about x.
+static ast::StmtPtr desugared(LocId Loc, LocId NameLoc, std::string Name,
+                              ast::BinOp Op, ast::ExprPtr Value) {
+  auto S = std::make_unique<ast::AssignStmt>(ast::StmtKind::Assign, Loc);
+  S->Target = std::make_unique<ast::NameExpr>(NameLoc, Name);
+  S->Value = std::make_unique<ast::BinaryExpr>(
+      Loc, Op, std::make_unique<ast::NameExpr>(NameLoc, Name),
+      std::move(Value));
+  return S;
+}
+
+static ast::BinOp binOpOf(size_t Token) {
+  switch (Token) {
+  case P::PLUS:
+    return ast::BinOp::Add;
+  case P::MINUS:
+    return ast::BinOp::Sub;
+  case P::STAR:
+    return ast::BinOp::Mul;
+  case P::SLASH:
+    return ast::BinOp::Div;
+  default:
+    return ast::BinOp::Mod;
+  }
+}
+
+ast::StmtPtr
+Transformer::transformCompoundAssignStmt(P::CompoundAssignStmtContext &Ctx) {
+  std::string Name = transformIdent(*Ctx.ident());
+  std::string Op = Ctx.op->getText();
+  // The value as written (getText() would drop the spaces).
+  antlr4::Token *First = Ctx.expr()->getStart(), *Last = Ctx.expr()->getStop();
+  std::string Value = First->getInputStream()->getText(
+      antlr4::misc::Interval(First->getStartIndex(), Last->getStopIndex()));
+  Diags.report(
+      DiagKind::SyntaxError, loc(Ctx.op),
+      fmt::format("'{}=' is not an operator in pps; write '{} = {} "
+                  "{} {}'",
+                  Op, Name, Name, Op,
+                  Value.size() > 30 || Value.find('\n') != std::string::npos
+                      ? "..."
+                      : Value));
+  return desugared(loc(Ctx), loc(*Ctx.ident()), Name,
+                   binOpOf(Ctx.op->getType()), transformExpr(*Ctx.expr()));
+}
+
+ast::StmtPtr Transformer::transformIncrementStmt(P::IncrementStmtContext &Ctx) {
+  std::string Name = transformIdent(*Ctx.ident());
+  std::string Op = Ctx.op->getText();
+  Diags.report(DiagKind::SyntaxError, loc(Ctx.op),
+               fmt::format("'{0}{0}' is not an operator in pps; write '{1} = "
+                           "{1} {0} 1'",
+                           Op, Name));
+  auto One = std::make_unique<ast::IntLit>(loc(Ctx.op), 1);
+  return desugared(loc(Ctx), loc(*Ctx.ident()), Name,
+                   binOpOf(Ctx.op->getType()), std::move(One));
 }
 
 ast::StmtPtr

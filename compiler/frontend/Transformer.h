@@ -72,6 +72,8 @@ private:
   ast::StmtPtr transformLetStmt(P::LetStmtContext &Ctx);
   ast::StmtPtr transformAssignStmt(P::AssignStmtContext &Ctx);
   ast::StmtPtr transformIndexAssignStmt(P::IndexAssignStmtContext &Ctx);
+  ast::StmtPtr transformCompoundAssignStmt(P::CompoundAssignStmtContext &Ctx);
+  ast::StmtPtr transformIncrementStmt(P::IncrementStmtContext &Ctx);
   ast::StmtPtr transformForStmt(P::ForStmtContext &Ctx);
   ast::StmtPtr transformWhileStmt(P::WhileStmtContext &Ctx);
   ast::StmtPtr transformIfChain(P::IfChainContext &Ctx);

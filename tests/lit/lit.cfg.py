@@ -19,6 +19,10 @@ config.substitutions.append(("%srcroot", config.pps_source_dir))
 config.substitutions.append(("%bindir", config.pps_binary_dir))
 # Scripted clients (the language server tests) run on the system Python.
 config.substitutions.append(("%python", "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable))
+# %exitcode N cmd ...: cmd must exit with exactly N (0 ok, 1 findings, 2 usage).
+config.substitutions.append(("%exitcode", "%s %s" % (
+    "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable,
+    os.path.join(config.pps_source_dir, "tests", "lit", "exitcode.py"))))
 for tool in ["FileCheck", "not", "count"]:
     config.substitutions.append((r"\b%s\b" % tool if tool != "not" else r"(?<![\w-])not\b",
                                  os.path.join(config.llvm_tools_dir, tool)))

@@ -30,10 +30,15 @@ namespace pps::driver {
 enum ExitCode : int { ExitOk = 0, ExitDiagnostics = 1, ExitUsage = 2 };
 
 using CommandFn = int (*)();
+/// Declares options that must be made after every static one (main calls
+/// it before parsing): a positional list placed after the shared positional
+/// opts::Input, whose registration order across files is not fixed.
+using CommandInitFn = void (*)();
 
 /// Registers a subcommand's handler at static-initialisation time.
 struct CommandRegistration {
-  CommandRegistration(llvm::cl::SubCommand &Sub, CommandFn Fn);
+  CommandRegistration(llvm::cl::SubCommand &Sub, CommandFn Fn,
+                      CommandInitFn Init = nullptr);
 };
 
 /// "ppsc" or "ppsc SUBCOMMAND", set by main() once the command line is
