@@ -8,6 +8,10 @@
 #include <cstring>
 #include <thread>
 
+#ifdef __linux__
+#include <sched.h>
+#endif
+
 namespace ppsrt {
 
 static bool parseNumber(const std::string &Text, double &Out) {
@@ -190,14 +194,75 @@ RunResult runThreads(const ScheduleDesc &S, Kernels &K, const RunOptions &O) {
   return Res;
 }
 
-static void printUsage(const char *Argv0) {
-  fmt::print(stderr,
+/// The usage line; with Long (--help, on stdout) what the executor is and
+/// every option.
+static void printUsage(const ScheduleDesc &S, const char *Argv0, bool Long) {
+  std::FILE *Out = Long ? stdout : stderr;
+  fmt::print(Out,
              "usage: {} [--transport=threads|mpi] [--ranks=N] [--steps=N] "
              "[--watchdog=SECONDS] [--trace=FILE] [--time-scale=MS_PER_UNIT] "
              "[--comm=rendezvous|eager|batched] [--recv=deferred|blocking] "
              "[--message-bytes=N] "
              "[--kernel=spin|sleep] [--quiet] [-- KERNEL-ARGS...]\n",
              Argv0);
+  if (!Long) {
+    fmt::print(Out, "run {} --help for what each option does\n", Argv0);
+    return;
+  }
+  fmt::print(
+      Out,
+      "\nRuns pipeline '{}' ({} ranks, {} stages, {} microbatches), compiled "
+      "by ppsc emit --target=cpp.\nWith MPI: mpirun -n {} {} "
+      "--transport=mpi\n\noptions:\n",
+      S.name, S.ranks, S.stages, S.microbatches, S.ranks, Argv0);
+  static const char *const Options[][2] = {
+      {"--transport=threads|mpi",
+       "threads (default): one thread per rank in this process; mpi: one "
+       "process per rank (under mpirun)"},
+      {"--ranks=N", "check that the executor was compiled for N ranks"},
+      {"--steps=N", "training steps to run, each the whole schedule (1)"},
+      {"--watchdog=SECONDS",
+       "abort a run that makes no progress for this long, with a report of "
+       "what each rank waits for (10; 0 = off)"},
+      {"--trace=FILE", "write the measured timeline as Chrome trace JSON"},
+      {"--time-scale=MS_PER_UNIT",
+       "built-in workload: how long one cost unit lasts, in ms (1)"},
+      {"--comm=rendezvous|eager|batched",
+       "run under this comm model instead of the schedule's"},
+      {"--recv=deferred|blocking",
+       "deferred (default): a receive is waited for by the compute that "
+       "needs it; blocking: at the receive itself, as ppsc lint models"},
+      {"--message-bytes=N", "built-in workload: bytes per message (64)"},
+      {"--kernel=spin|sleep",
+       "built-in workload: spin (busy-wait, default) or sleep; sleep is "
+       "fairer when there are more ranks than cores"},
+      {"--quiet", "print only errors"},
+      {"--help, -h", "print this help"},
+  };
+  for (const auto &O : Options)
+    fmt::print(Out, "  {:<34} {}\n", O[0], O[1]);
+  fmt::print(Out, "\nexit codes: 0 ok, 1 error, 2 usage, 3 the watchdog "
+                  "stopped a stuck run\n");
+}
+
+/// The cores this process may run on (its CPU affinity, which taskset and
+/// container cpusets narrow; hardware_concurrency counts the machine's).
+static unsigned usableCores() {
+#ifdef __linux__
+  cpu_set_t Set;
+  if (sched_getaffinity(0, sizeof(Set), &Set) == 0)
+    return unsigned(CPU_COUNT(&Set));
+#endif
+  return std::thread::hardware_concurrency();
+}
+
+/// How many ranks run on this machine: all of them on threads, the local
+/// ones under Open MPI's mpirun, else unknown (0).
+static int ranksHere(const ScheduleDesc &S, const RunOptions &O) {
+  if (O.transport != "mpi")
+    return S.ranks;
+  const char *Local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+  return Local ? std::atoi(Local) : 0;
 }
 
 /// Compares measured peaks with the memory analysis; prints and returns
@@ -297,6 +362,19 @@ void printMakespan(const ScheduleDesc &S, CommModel Comm, const RunOptions &O,
       fmt::print("{} {:.3f} units by the executor's model ({:+.2f}%)",
                  SimValid ? "," : "; predicted", Own,
                  100.0 * (Units - Own) / Own);
+    fmt::print("\n");
+    // Spinning ranks on fewer cores take turns: time no model predicts.
+    double Predicted = SimValid ? Sim : Own;
+    int Here = ranksHere(S, O);
+    unsigned Cores = usableCores();
+    if (!O.sleepKernels && Predicted > 0 && Units > 1.1 * Predicted &&
+        Cores > 0 && Here > int(Cores))
+      fmt::print("note: {} ranks spin on {} core{} here, so they take turns "
+                 "and the run is slower than predicted; --kernel=sleep "
+                 "(waits instead of spinning) or fewer ranks per machine "
+                 "compare with the prediction fairly\n",
+                 Here, Cores, Cores == 1 ? "" : "s");
+    return;
   }
   fmt::print("\n");
 }
@@ -307,7 +385,7 @@ int executorMain(const ScheduleDesc &S, int Argc, char **Argv) {
   if (!parseRunOptions(Argc, Argv, O, Error)) {
     if (Error != "help")
       fmt::print(stderr, "error: {}\n", Error);
-    printUsage(Argv[0]);
+    printUsage(S, Argv[0], Error == "help");
     return Error == "help" ? ExitOk : ExitUsage;
   }
   if (O.ranks >= 0 && O.ranks != S.ranks) {
