@@ -72,7 +72,8 @@ struct Key {
   Resident resident() const { return (uint64_t(Step) << 32) | Mb; }
 };
 
-/// The cross-stage cache of seed 000, with FIFO or LRU replacement of
+/// The cross-stage cache of burn_dragon_train's pipeline communication
+/// simulator (a Rust crate), with FIFO or LRU replacement of
 /// whole (step, microbatch) groups.
 class CrossStageCache {
 public:

@@ -1,7 +1,8 @@
 //===- Synthesizer.cpp - run the applicable algorithms, keep the best -----===//
 //
-// The portfolio: the greedy list scheduler (every placement), the seed-004
-// pattern search (V placement), and the exact search when the problem is
+// The portfolio: the greedy list scheduler (every placement), the pattern
+// search of "Pipeline Parallelism with Controllable Memory" (V placement),
+// and the exact search when the problem is
 // small enough (its incumbent is the best heuristic result, so it only has
 // to prove nothing is better, or find what is). The published zero-bubble
 // heuristic is not in the portfolio: it is the baseline the tests compare

@@ -1,6 +1,7 @@
 //===- VPattern.cpp - repeating-pattern search for V placement ------------===//
 //
-// The search of "Pipeline Parallelism with Controllable Memory" (seed 004),
+// The search of "Pipeline Parallelism with Controllable Memory" (Qi et al.,
+// NeurIPS 2024; sail-sg/zero-bubble-pipeline-parallelism, v-schedule),
 // for V placement: rank i holds stage i (chunk 0: F forward, b backward, w
 // weight) and stage 2P-1-i (chunk 1: f forward, B backward, W weight).
 //

@@ -2,14 +2,14 @@
 //
 // Data messages travel on a private duplicate of MPI_COMM_WORLD and are
 // received with MPI_ANY_TAG, so MPI's non-overtaking rule gives exactly the
-// FIFO matching per (source, destination) of DESIGN.md; the tag carries the
-// sender's (direction, microbatch, stage) so a receive can check that its
-// FIFO partner is the send it expects. Sends are MPI_Issend under rendezvous
-// (complete once the receive is posted, like NCCL) and MPI_Isend under eager;
-// receives are MPI_Irecv, posted at the RECV action and waited on at the
-// consumer. Waits poll (MPI_Test) so that the watchdog and stall notices from
-// other ranks are handled while blocked: when any rank stalls, every rank
-// prints its own status line and the stalled rank aborts the job.
+// FIFO matching per (source, destination) of docs/architecture.md; the tag
+// carries the sender's (direction, microbatch, stage) so a receive can check
+// that its FIFO partner is the send it expects. Sends are MPI_Issend under
+// rendezvous (complete once the receive is posted, like NCCL) and MPI_Isend
+// under eager; receives are MPI_Irecv, posted at the RECV action and waited
+// on at the consumer. Waits poll (MPI_Test) so that the watchdog and stall
+// notices from other ranks are handled while blocked: when any rank stalls,
+// every rank prints its own status line and the stalled rank aborts the job.
 //
 // Messages of a size the kernels fix in advance (Kernels::messageBytes > 0)
 // are one MPI message of exactly that size. Variable-size messages

@@ -2,12 +2,12 @@
 //
 // A transport moves Buffers between ranks. Matching is FIFO per (source,
 // destination) rank pair: the n-th send from a to b meets the n-th receive
-// at b from a (DESIGN.md section 5). Receives are non-blocking: the executor
-// posts them at the RECV action and waits just before the consuming compute
-// (deferred wait). Under the rendezvous model a send completes only once the
-// peer has posted the matching receive, as NCCL send/recv do, so a schedule
-// that hangs on GPUs hangs here too (and the watchdog reports it); under
-// eager a send completes at once.
+// at b from a (docs/architecture.md, "Communication models"). Receives are
+// non-blocking: the executor posts them at the RECV action and waits just
+// before the consuming compute (deferred wait). Under the rendezvous model a
+// send completes only once the peer has posted the matching receive, as NCCL
+// send/recv do, so a schedule that hangs on GPUs hangs here too (and the
+// watchdog reports it); under eager a send completes at once.
 //
 // Every blocking wait checks RunState::aborted() and throws Aborted, so an
 // error on one rank never leaves another hanging.

@@ -39,7 +39,8 @@ TEST(CommVolume, ActivationTensorSendsEverything) {
   EXPECT_EQ(R.BackwardRequests, 2u);
   EXPECT_EQ(R.BytesRequested, 40u);
   EXPECT_EQ(R.BytesTransmitted, 40u);
-  EXPECT_EQ(R.Misses, 4u); // a bypass counts as a miss, as in the seed
+  // A bypass counts as a miss, as in burn_dragon_train's simulator.
+  EXPECT_EQ(R.Misses, 4u);
   EXPECT_EQ(R.Hits, 0u);
   ASSERT_EQ(R.TransmittedBySource.size(), 2u);
   EXPECT_EQ(R.TransmittedBySource[0], 20u); // activations 0 -> 1

@@ -1,6 +1,7 @@
 //===- CommVolume.h - communication volume with a cross-stage cache -------===//
 //
-// The communication-volume report (after seed 000): walk the forward and
+// The communication-volume report (after the pipeline communication
+// simulator of the Rust crate burn_dragon_train): walk the forward and
 // backward computes of a schedule in execution order and count the bytes
 // that cross between ranks ("physical stages"), under one of two ways of
 // communicating and an optional cross-stage cache.
@@ -8,7 +9,7 @@
 //  * activation-tensor: F(m,s) sends its output activation to the rank of
 //    s+1; B/I(m,s) sends the input gradient to the rank of s-1 (keyed by the
 //    destination's block). Every request is transmitted (the cache is
-//    bypassed, and a bypass counts as a miss, as in the seed).
+//    bypassed, and a bypass counts as a miss, as there).
 //  * block-residual-cache: F(m,s) sends the block residual to the rank of
 //    s+1 through the cache; the backward B/I(m,s) of the receiving stage asks
 //    for the same residual again (key: source rank, destination rank, the

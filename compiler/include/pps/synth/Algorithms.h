@@ -49,7 +49,9 @@ std::optional<Result> greedyList(const Problem &P);
 /// R got better; at most MaxEvals evaluations.
 bool improveBySwaps(const Problem &P, Result &R, uint64_t MaxEvals);
 
-/// The seed-004 repeating-pattern search (V placement, stages = 2 ranks).
+/// The repeating-pattern search of "Pipeline Parallelism with Controllable
+/// Memory" (Qi et al., NeurIPS 2024; sail-sg/zero-bubble-pipeline-
+/// parallelism, v-schedule) for V placement with stages = 2 ranks.
 /// Empty if the placement is not V or no pattern fits the memory limit.
 std::optional<Result> vPatternSearch(const Problem &P);
 
