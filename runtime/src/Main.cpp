@@ -238,6 +238,8 @@ static void printUsage(const ScheduleDesc &S, const char *Argv0, bool Long) {
        "fairer when there are more ranks than cores"},
       {"--quiet", "print only errors"},
       {"--help, -h", "print this help"},
+      {"-- KERNEL-ARGS...",
+       "everything after -- goes to the kernels (e.g. a model's own options)"},
   };
   for (const auto &O : Options)
     fmt::print(Out, "  {:<34} {}\n", O[0], O[1]);

@@ -16,11 +16,13 @@ output that is not run), or say why it is not run. HTML comments right before a 
   <!-- doctest: setup COMMANDS -->  run first, unseen by readers; exit 77
                                     skips the block (a tool is missing)
   <!-- doctest: output varies REASON -->  console output not compared
+  <!-- doctest: file NAME -->       not run: the block is the file NAME
+                                    that later blocks of the document use
 
 Blocks run in a fresh directory holding a copy of the source tree's
 folders (examples, stdlib, tests, ...), `build` linked to the build tree,
-an empty docs/img to write into, HOME pointing into it and BUILD/bin first
-on PATH, so commands run as a reader at the top of a checkout would type
+an empty docs/img to write into, HOME pointing into it, BUILD/bin first
+on PATH and the build's pps module on PYTHONPATH, so commands run as a reader at the top of a checkout would type
 them and cannot touch the checkout. A block that would change the machine
 or the build (installing, configuring or building, package managers,
 sudo) is refused unless it is marked skip. Exit 0 when every block passes;
@@ -50,7 +52,7 @@ DIRECTIVE = re.compile(r"^<!--\s*doctest:\s*(.*?)\s*-->\s*$")
 class Block:
     def __init__(self, path, line, lang, body, directives):
         self.path, self.line, self.lang, self.body = path, line, lang, body
-        self.skip = self.exit = self.setup = self.varies = None
+        self.skip = self.exit = self.setup = self.varies = self.file = None
         for d in directives:
             key, _, rest = d.partition(" ")
             if key == "skip":
@@ -59,6 +61,8 @@ class Block:
                 self.exit = int(rest)
             elif key == "setup":
                 self.setup = rest
+            elif key == "file" and rest:
+                self.file = rest
             elif key == "output" and rest.startswith("varies"):
                 self.varies = rest[len("varies"):].strip() or "varies"
             else:
@@ -135,9 +139,13 @@ def matches(expected, actual):
     return None
 
 
-def check_block(b, src, build, env):
-    """Returns None if the block passes, else why not."""
+def check_block(b, src, build, env, files):
+    """Returns None if the block passes, else why not. `files` maps names
+    to the text of the document's earlier `file` blocks."""
     cwd = workdir(src, build)
+    for name, text in files.items():
+        with open(os.path.join(cwd, name), "w", encoding="utf-8") as f:
+            f.write(text)
     try:
         if b.setup:
             rc, text = run(b.setup, cwd, env)
@@ -191,6 +199,10 @@ def main():
         os.path.relpath(p, src) for p in glob.glob(os.path.join(src, "docs", "*.md"))))
     env = dict(os.environ)
     env["PATH"] = os.path.join(build, "bin") + os.pathsep + env.get("PATH", "")
+    # The reader has the pps module on the path (one of docs/python.md's
+    # ways of getting it): the build's.
+    env["PYTHONPATH"] = os.pathsep.join(
+        [os.path.join(build, "python")] + [p for p in [env.get("PYTHONPATH")] if p])
     env.pop("NO_COLOR", None)
     env["NO_COLOR"] = "1"
     ran = skipped = 0
@@ -201,7 +213,11 @@ def main():
         except ValueError as e:
             failures.append(str(e))
             continue
+        files = {}
         for b in blocks:
+            if b.file:
+                files[b.file] = "\n".join(b.body) + "\n"
+                continue
             if b.lang not in ("sh", "console"):
                 looks = [l for l in b.body if COMMANDISH.match(l)]
                 if looks and b.lang == "" and not b.skip:
@@ -220,7 +236,7 @@ def main():
                 continue
             ran += 1
             try:
-                why = check_block(b, src, build, env)
+                why = check_block(b, src, build, env, files)
             except subprocess.TimeoutExpired:
                 why = "timed out"
             if why is not None and why.startswith("SKIP "):
