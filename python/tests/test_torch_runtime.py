@@ -218,9 +218,13 @@ def test_watchdog_stops_a_deadlock_with_a_report(capfd):
 
 
 def test_shape_mismatch_names_both_ranks_and_the_action(tmp_path):
-    with pytest.raises(mp.ProcessRaisedException):
-        mp.spawn(H.mismatch_worker, args=(2, H.free_port(), str(tmp_path)),
-                 nprocs=2)
+    # Both ranks fail; whichever exits first, spawn() would terminate the
+    # other, maybe before rank 0 has written its message: wait for both.
+    ctx = mp.spawn(H.mismatch_worker, args=(2, H.free_port(), str(tmp_path)),
+                   nprocs=2, join=False)
+    for p in ctx.processes:
+        p.join(120)
+    assert [p.exitcode for p in ctx.processes] != [0, 0]
     message = (tmp_path / "error.0.txt").read_text()
     assert message == (
         "rank 0: action 3 `send F1@0 -> 1`: the message is float64[2, 7, 16], "
