@@ -96,7 +96,7 @@ struct Rgb {
 };
 
 Rgb parse(const char *Hex) {
-  auto Byte = [&](int I) {
+  auto Byte = [&](size_t I) {
     return double(std::stoi(std::string(Hex + 1 + 2 * I, 2), nullptr, 16));
   };
   return {Byte(0), Byte(1), Byte(2)};

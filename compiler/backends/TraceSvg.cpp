@@ -265,6 +265,7 @@ void svgBody(const ir::Schedule &S, const sim::SimResult &R, OutBuf &B) {
       continue;
     int32_t Shades = ir::isCompute(AK) ? Sh.chunks() : 1;
     std::vector<std::string> Colors;
+    Colors.reserve(size_t(Shades));
     for (int32_t C = 0; C < Shades; ++C)
       Colors.push_back(detail::shadeColor(AK, C, Shades));
     Item(Colors, ir::actionKindName(AK).str() + " " + detail::kindWords(AK));
