@@ -51,7 +51,9 @@ static void declareMoreInputs() {
 
 namespace {
 
-enum class Outcome { Clean, Findings, Skipped, Usage };
+/// A file's result: Findings means errors; warnings alone leave it Clean
+/// (exit 0, as a compiler's warnings do; -Werror makes them errors).
+enum class Outcome { Clean, Warnings, Findings, Skipped, Usage };
 
 struct Lint {
   std::optional<ir::CommModel> Model;
@@ -103,7 +105,8 @@ Outcome lintOne(Lint &L) {
     Sched->Comm = *L.Model;
   passes::AnalysisResults Results;
   bool Ok = runPipeline(S, *Sched, PipelineGoal::Check, Results);
-  bool Findings = !Ok || S.Diags.numErrors() > 0 || S.Diags.numWarnings() > 0;
+  bool Findings = !Ok || S.Diags.numErrors() > 0;
+  unsigned Warnings = S.Diags.numWarnings();
   // Say what was not checked rather than claim it below.
   noteSkippedChecks(S.Diags);
   Flush();
@@ -121,12 +124,15 @@ Outcome lintOne(Lint &L) {
       Peak = fmt::format(", peak {} activations per rank",
                          *std::max_element(Results.PeakMemory.begin(),
                                            Results.PeakMemory.end()));
-    llvm::errs() << fmt::format("{}: ok: pipeline '{}'{}; {} actions on {} "
-                                "ranks{}\n",
-                                opts::Input.getValue(), Sched->Name, Claim,
-                                Sched->numActions(), Sched->Topo.Ranks, Peak);
+    llvm::errs() << fmt::format(
+        "{}: ok: pipeline '{}'{}; {} actions on {} ranks{}{}\n",
+        opts::Input.getValue(), Sched->Name, Claim, Sched->numActions(),
+        Sched->Topo.Ranks, Peak,
+        Warnings
+            ? fmt::format("; {} warning{}", Warnings, Warnings == 1 ? "" : "s")
+            : std::string());
   }
-  return Outcome::Clean;
+  return Warnings ? Outcome::Warnings : Outcome::Clean;
 }
 
 /// The .pps and .csv files under Dir, recursively, sorted by path.
@@ -197,13 +203,17 @@ static int runLint() {
     Files.push_back({Path, false});
   }
   L.Many = Files.size() > 1;
-  unsigned Clean = 0, Findings = 0, Skipped = 0;
+  unsigned Clean = 0, Warned = 0, Findings = 0, Skipped = 0;
   for (const auto &[Path, FromDir] : Files) {
     opts::Input.setValue(Path);
     L.FromDir = FromDir;
     switch (lintOne(L)) {
     case Outcome::Clean:
       ++Clean;
+      break;
+    case Outcome::Warnings:
+      ++Clean;
+      ++Warned;
       break;
     case Outcome::Findings:
       ++Findings;
@@ -223,18 +233,22 @@ static int runLint() {
       Errors += Sev == "error";
       Warnings += Sev == "warning";
     }
-    llvm::json::Object Root{{"diagnostics", std::move(L.All)},
-                            {"errors", Errors},
-                            {"warnings", Warnings},
-                            {"files", int64_t(Files.size())},
-                            {"files_with_findings", int64_t(Findings)}};
+    llvm::json::Object Root{
+        {"diagnostics", std::move(L.All)},
+        {"errors", Errors},
+        {"warnings", Warnings},
+        {"files", int64_t(Files.size())},
+        {"files_with_errors", int64_t(Findings)},
+        {"files_with_findings", int64_t(Findings + Warned)}};
     llvm::outs() << llvm::formatv("{0:2}", llvm::json::Value(std::move(Root)))
                  << "\n";
   }
   if (L.Many && opts::DiagnosticsFormat == "text")
     llvm::errs() << fmt::format(
-        "{}: {} files: {} ok, {} with findings{}\n", toolName(), Files.size(),
-        Clean, Findings,
+        "{}: {} files: {} ok{}, {} with errors{}\n", toolName(), Files.size(),
+        Clean,
+        Warned ? fmt::format(" ({} with warnings)", Warned) : std::string(),
+        Findings,
         Skipped ? fmt::format(", {} skipped (no pipeline)", Skipped) : "");
   return Findings ? ExitDiagnostics : ExitOk;
 }

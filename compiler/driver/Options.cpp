@@ -52,8 +52,15 @@ cl::opt<uint64_t> StepBudget("step-budget",
 cl::opt<unsigned> ErrorLimit("error-limit",
                              cl::desc("Stop printing after N errors (0 = all)"),
                              cl::init(50), cl::sub(all()), cl::cat(Category));
-cl::opt<bool> WarningsAsErrors("Werror", cl::desc("Treat warnings as errors"),
-                               cl::sub(all()), cl::cat(Category));
+// One prefix option for clang's warning flags: -Werror, -Werror=KIND,
+// -Wno-error=KIND, -Wno-KIND (Session::warningOptions reads them in order).
+cl::list<std::string>
+    WarningFlags("W",
+                 cl::desc("Warnings: -Werror (all are errors), -Werror=KIND, "
+                          "-Wno-error=KIND (stays a warning), -Wno-KIND "
+                          "(silenced); KIND as in [brackets]"),
+                 cl::value_desc("error|error=KIND|no-error=KIND|no-KIND"),
+                 cl::Prefix, cl::sub(all()), cl::cat(Category));
 // LLVM itself registers --color, so ours has a longer name.
 cl::opt<std::string> Color("diagnostics-color",
                            cl::desc("Colour diagnostics: auto, always, never"),

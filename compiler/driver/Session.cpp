@@ -1,6 +1,7 @@
 //===- Session.cpp - one compilation: input, diagnostics, output ----------===//
 #include "pps/driver/Command.h"
 #include "pps/import/TorchCsv.h"
+#include "pps/support/Suggest.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Process.h"
@@ -21,12 +22,79 @@ void setToolName(std::string Name) { toolNameStorage() = std::move(Name); }
 Session::Session() : Diags(SM) {
   Diags.setToolName(toolName());
   Diags.setErrorLimit(opts::ErrorLimit);
-  Diags.setWarningsAsErrors(opts::WarningsAsErrors);
+  // main() checked the -W flags (warningOptions with a reporting engine);
+  // here they only take effect.
+  warningOptions(/*Report=*/false);
   bool Tty = llvm::sys::Process::StandardErrIsDisplayed();
   // NO_COLOR (no-color.org) turns off automatic colour; an explicit
   // --diagnostics-color=always still wins.
   Diags.setColor(opts::Color == "always" ||
                  (opts::Color == "auto" && Tty && !std::getenv("NO_COLOR")));
+}
+
+bool Session::warningOptions(bool Report) {
+  bool Ok = true;
+  for (const std::string &Flag : opts::WarningFlags) {
+    llvm::StringRef F = Flag;
+    if (F == "error") {
+      Diags.setWarningsAsErrors(true);
+      continue;
+    }
+    if (F == "no-error") {
+      Diags.setWarningsAsErrors(false);
+      continue;
+    }
+    // -WKIND alone sets KIND back to the default (after a -Wno-KIND, say).
+    WarningPolicy P = WarningPolicy::Default;
+    if (F.consume_front("error="))
+      P = WarningPolicy::Error;
+    else if (F.consume_front("no-error="))
+      P = WarningPolicy::Warning;
+    else if (F.consume_front("no-"))
+      P = WarningPolicy::Ignore;
+    llvm::StringRef Name = F;
+    std::vector<std::string> Warnings;
+    std::optional<DiagKind> Kind;
+    for (unsigned K = 0; K < unsigned(DiagKind::NumKinds); ++K) {
+      if (diagKindSeverity(DiagKind(K)) == Severity::Warning)
+        Warnings.push_back(diagKindName(DiagKind(K)).str());
+      if (diagKindName(DiagKind(K)) == Name)
+        Kind = DiagKind(K);
+    }
+    auto Known = [&] {
+      std::string L;
+      for (const std::string &W : Warnings)
+        L += (L.empty() ? "" : ", ") + W;
+      return L;
+    };
+    if (!Kind) {
+      std::string Near = nearestName(Name, Warnings);
+      if (Report)
+        Diags.report(DiagKind::Usage, NoLoc,
+                     fmt::format("-W{}: unknown warning '{}'{}; the warnings "
+                                 "are {}",
+                                 Flag, Name.str(),
+                                 Near.empty() ? ""
+                                              : fmt::format(" (did you mean "
+                                                            "'{}'?)",
+                                                            Near),
+                                 Known()));
+      Ok = false;
+      continue;
+    }
+    if (diagKindSeverity(*Kind) != Severity::Warning) {
+      if (Report)
+        Diags.report(DiagKind::Usage, NoLoc,
+                     fmt::format("-W{}: '{}' is an error, not a warning; only "
+                                 "warnings can be silenced or made errors (the "
+                                 "warnings are {})",
+                                 Flag, Name.str(), Known()));
+      Ok = false;
+      continue;
+    }
+    Diags.setWarningPolicy(*Kind, P);
+  }
+  return Ok;
 }
 
 bool Session::frontendOptions(frontend::FrontendOptions &Out) {

@@ -200,7 +200,8 @@ int main(int argc, char **argv) {
     // Options every subcommand shares are checked before any work.
     Session S;
     pps::frontend::FrontendOptions FO;
-    bool Ok = S.frontendOptions(FO);
+    bool Ok = S.warningOptions();
+    Ok &= S.frontendOptions(FO);
     Ok &= checkPipelineOptions(S.Diags);
     if (!Ok)
       return S.finish(ExitUsage);

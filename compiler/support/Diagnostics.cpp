@@ -48,8 +48,16 @@ Diagnostic &DiagnosticEngine::report(DiagKind K, LocId Loc,
 
 Diagnostic &DiagnosticEngine::report(DiagKind K, Severity S, LocId Loc,
                                      std::string Message) {
-  if (S == Severity::Warning && WarningsAsErrors)
-    S = Severity::Error;
+  if (S == Severity::Warning) {
+    WarningPolicy P = Policies[unsigned(K)];
+    if (P == WarningPolicy::Ignore) {
+      Dropped = Diagnostic{K, S, Loc, std::move(Message), {}, Counter++};
+      return Dropped;
+    }
+    if (P == WarningPolicy::Error ||
+        (WarningsAsErrors && P != WarningPolicy::Warning))
+      S = Severity::Error;
+  }
   if (S == Severity::Error)
     ++NumErrors;
   else if (S == Severity::Warning)

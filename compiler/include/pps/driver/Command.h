@@ -60,7 +60,7 @@ extern llvm::cl::opt<int> Stages;
 extern llvm::cl::list<std::string> Defines;
 extern llvm::cl::opt<uint64_t> StepBudget;
 extern llvm::cl::opt<unsigned> ErrorLimit;
-extern llvm::cl::opt<bool> WarningsAsErrors;
+extern llvm::cl::list<std::string> WarningFlags;
 extern llvm::cl::opt<std::string> Color;
 } // namespace opts
 
@@ -71,6 +71,11 @@ public:
   SourceManager SM;
   DiagnosticEngine Diags;
 
+  /// Applies the -W flags (-Werror, -Werror=KIND, -Wno-error=KIND,
+  /// -Wno-KIND) to Diags. Returns false after reporting a usage error for a
+  /// malformed flag or a kind that is not a warning (with Report false,
+  /// quietly: the constructor applies flags main() has already checked).
+  bool warningOptions(bool Report = true);
   /// Frontend options from the shared command line options. Returns false
   /// (after reporting a usage error) on a malformed -D.
   bool frontendOptions(frontend::FrontendOptions &Out);

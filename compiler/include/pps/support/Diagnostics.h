@@ -57,6 +57,11 @@ struct Diagnostic {
 
 enum class DiagFormat { Text, Json };
 
+/// What the user asked for one warning kind, as clang's -W flags do:
+/// -Werror=KIND (Error), -Wno-error=KIND (Warning, even under -Werror),
+/// -Wno-KIND (Ignore: not reported, not counted).
+enum class WarningPolicy : uint8_t { Default, Error, Warning, Ignore };
+
 class DiagnosticEngine {
 public:
   explicit DiagnosticEngine(const SourceManager &SM) : SM(SM) {}
@@ -75,8 +80,14 @@ public:
 
   /// Errors past this many are counted but not stored (0 = no limit).
   void setErrorLimit(unsigned N) { ErrorLimit = N; }
-  /// Treat warnings as errors.
+  /// Treat warnings as errors (-Werror), except kinds whose policy says
+  /// otherwise.
   void setWarningsAsErrors(bool B) { WarningsAsErrors = B; }
+  /// The policy for one warning kind (only kinds whose default severity is
+  /// Warning are affected).
+  void setWarningPolicy(DiagKind K, WarningPolicy P) {
+    Policies[unsigned(K)] = P;
+  }
   void setColor(bool B) { Color = B; }
   /// What a diagnostic without a location is attributed to in text output
   /// ("ppsc lint: error: ..."); by default "<unknown>".
@@ -95,7 +106,9 @@ private:
   const SourceManager &SM;
   std::string ToolName;
   std::vector<Diagnostic> Diags;
-  Diagnostic Dropped{}; // sink for reports past the limit
+  Diagnostic Dropped{}; // sink for reports past the limit or silenced
+  std::vector<WarningPolicy> Policies = std::vector<WarningPolicy>(
+      size_t(DiagKind::NumKinds), WarningPolicy::Default);
   unsigned NumErrors = 0, NumWarnings = 0, ErrorLimit = 0, Counter = 0;
   bool WarningsAsErrors = false, Color = false;
 };
