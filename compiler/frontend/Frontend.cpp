@@ -534,7 +534,7 @@ std::optional<ir::Schedule> evaluateChecked(ast::PipelineDecl &Pl,
                                             DiagnosticEngine &Diags,
                                             const FrontendOptions &Opts) {
   std::optional<ir::Schedule> Result;
-  unsigned ErrorsBefore = Diags.numErrors();
+  uint64_t ErrorsBefore = Diags.numErrors();
   runOnBigStack([&] { Result = evaluateWithOverrides(Pl, Diags, Opts); }, Diags,
                 Pl.Loc);
   if (Diags.numErrors() != ErrorsBefore)

@@ -426,7 +426,7 @@ std::unique_ptr<ast::Module> parseModule(FileId File, SourceManager &SM,
           fmt::format("{} more syntax errors not shown", Listener.Count - 20));
     if (Listener.Count || !Tree || HadInvalid)
       return nullptr;
-    unsigned ErrorsBefore = Diags.numErrors();
+    uint64_t ErrorsBefore = Diags.numErrors();
     Transformer T(SM, Diags, File);
     auto M = T.transformFile(*Tree);
     if (Diags.numErrors() != ErrorsBefore)

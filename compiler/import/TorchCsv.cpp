@@ -33,7 +33,7 @@ std::optional<Schedule> importTorchCsv(FileId File, SourceManager &SM,
   if (!Parser.run(Rows))
     return std::nullopt;
   // With -Werror the flavour warning is an error and stops the import.
-  unsigned Errors = Diags.numErrors();
+  uint64_t Errors = Diags.numErrors();
   Parser.checkFlavour();
   if (Diags.numErrors() > Errors)
     return std::nullopt;

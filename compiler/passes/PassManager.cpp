@@ -40,7 +40,7 @@ bool PassManager::run(ir::Schedule &S, PassContext &Ctx) {
   for (const auto &P : Passes) {
     if (isDisabled(P->name()) || (!Ok && !P->runsAfterErrors()))
       continue;
-    unsigned ErrorsBefore = Ctx.Diags.numErrors();
+    uint64_t ErrorsBefore = Ctx.Diags.numErrors();
     auto Start = std::chrono::steady_clock::now();
     P->run(S, Ctx);
     auto End = std::chrono::steady_clock::now();

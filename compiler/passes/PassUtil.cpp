@@ -34,10 +34,7 @@ void UnitIndex::build(const Schedule &S) {
   const Topology &T = S.Topo;
   size_t NumRanks = S.Ranks.size();
   RankBase.assign(NumRanks + 1, 0);
-  size_t Cells =
-      size_t(std::max(T.Microbatches, 0)) * size_t(std::max(T.Stages, 0));
-  UnitF.assign(Cells, None);
-  UnitBI.assign(Cells, None);
+  Cells.init(T, 2, S.numActions());
   UnitRank.clear();
   UnitRank.reserve(S.numActions());
   HasDuplicates = false;
@@ -56,9 +53,8 @@ void UnitIndex::build(const Schedule &S) {
         const Action &A = Acts[I + J];
         if (A.Kind == ActionKind::W || !inRange(T, A))
           continue;
-        auto &Slot = A.Kind == ActionKind::F
-                         ? UnitF[msIndex(T, A.Microbatch, A.Stage)]
-                         : UnitBI[msIndex(T, A.Microbatch, A.Stage)];
+        uint32_t &Slot =
+            Cells.at(A.Kind == ActionKind::F ? 0 : 1, A.Microbatch, A.Stage);
         if (Slot == None)
           Slot = U * 2 + J;
         else
@@ -79,8 +75,8 @@ uint32_t producerEntry(const Topology &T, const UnitIndex &U, const Action &A) {
   schema::Producer Pr = analysis::producerOf(T, A);
   if (!Pr.CrossStage)
     return None;
-  return (Pr.What == schema::Needs::F ? U.UnitF
-                                      : U.UnitBI)[msIndex(T, Pr.Mb, Pr.Stage)];
+  return Pr.What == schema::Needs::F ? U.unitF(Pr.Mb, Pr.Stage)
+                                     : U.unitBI(Pr.Mb, Pr.Stage);
 }
 
 uint32_t consumerEntry(const Topology &T, const UnitIndex &U, const Action &A) {
@@ -89,8 +85,8 @@ uint32_t consumerEntry(const Topology &T, const UnitIndex &U, const Action &A) {
   int32_t Cs = analysis::consumerStage(T, A);
   if (Cs < 0)
     return None;
-  return (A.Kind == ActionKind::F ? U.UnitF
-                                  : U.UnitBI)[msIndex(T, A.Microbatch, Cs)];
+  return A.Kind == ActionKind::F ? U.unitF(A.Microbatch, Cs)
+                                 : U.unitBI(A.Microbatch, Cs);
 }
 
 static double clampCost(double C) {
@@ -114,11 +110,10 @@ static bool isRegistered(const Topology &T, const UnitIndex &U, const Action &A,
                          uint32_t Unit, unsigned Member) {
   if (!inRange(T, A))
     return false;
-  uint32_t Id = msIndex(T, A.Microbatch, A.Stage);
   if (A.Kind == ActionKind::F)
-    return U.UnitF[Id] == Unit * 2 + Member;
+    return U.unitF(A.Microbatch, A.Stage) == Unit * 2 + Member;
   if (A.Kind == ActionKind::B || A.Kind == ActionKind::I)
-    return U.UnitBI[Id] == Unit * 2 + Member;
+    return U.unitBI(A.Microbatch, A.Stage) == Unit * 2 + Member;
   return false;
 }
 

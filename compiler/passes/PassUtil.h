@@ -20,7 +20,11 @@
 #include "pps/support/Diagnostics.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/Compiler.h"
+
+#include <algorithm>
 
 #include <cstdint>
 #include <string>
@@ -47,27 +51,84 @@ bool inRange(const ir::Topology &T, const ir::Action &A);
 /// "1st", "2nd", "3rd", "4th", ...
 using schema::ordinal;
 
-/// Index of (microbatch, stage) in the flat per-(m, s) arrays. Stage-major:
-/// a rank walks its stages' microbatches in order, so its accesses (and
-/// those to the neighbouring stages it talks to) are sequential.
-inline uint32_t msIndex(const ir::Topology &T, int32_t Mb, int32_t Stage) {
-  return uint32_t(Stage) * uint32_t(T.Microbatches) + uint32_t(Mb);
-}
+/// Entries of None per (microbatch, stage) cell, Stride slots a cell, for
+/// the cells a schedule uses. Dense (stage-major: a rank walks its stages'
+/// microbatches in order, so its accesses, and those to the neighbouring
+/// stages it talks to, are sequential) when stages x microbatches is within
+/// a small multiple of the actions; otherwise a hash of the cells that
+/// occur, so that memory and work follow the actions present and not the
+/// sizes declared (a one-line file may declare 65536 ranks and 16M
+/// microbatches).
+class CellTable {
+public:
+  void init(const ir::Topology &T, unsigned Stride, size_t Actions) {
+    this->Stride = Stride;
+    NM = uint64_t(std::max(T.Microbatches, 0));
+    uint64_t Cells = NM * uint64_t(std::max(T.Stages, 0));
+    Dense = Cells <= std::max<uint64_t>(4 * uint64_t(Actions), 1 << 20);
+    Rows.clear();
+    Index.clear();
+    if (Dense)
+      Rows.assign(size_t(Cells) * Stride, None);
+  }
+  bool dense() const { return Dense; }
+  /// The entry at (slot, m, s), or None. (m, s) must be in range.
+  uint32_t get(unsigned Slot, int32_t Mb, int32_t St) const {
+    uint64_t K = key(Mb, St);
+    if (LLVM_LIKELY(Dense))
+      return Rows[size_t(K) * Stride + Slot];
+    auto It = Index.find(K);
+    return It == Index.end() ? None : Rows[size_t(It->second) * Stride + Slot];
+  }
+  /// The entry at (slot, m, s), made on first use.
+  uint32_t &at(unsigned Slot, int32_t Mb, int32_t St) {
+    uint64_t K = key(Mb, St);
+    if (LLVM_LIKELY(Dense))
+      return Rows[size_t(K) * Stride + Slot];
+    auto [It, New] = Index.try_emplace(K, uint32_t(Rows.size() / Stride));
+    if (New)
+      Rows.resize(Rows.size() + Stride, None);
+    return Rows[size_t(It->second) * Stride + Slot];
+  }
+  /// Calls F(row) for each cell with an entry (in no particular order).
+  template <typename Fn> void forEachRow(Fn F) const {
+    for (size_t I = 0; I < Rows.size(); I += Stride) {
+      bool Any = false;
+      for (unsigned K = 0; K < Stride; ++K)
+        Any |= Rows[I + K] != None;
+      if (Any)
+        F(&Rows[I]);
+    }
+  }
+
+private:
+  uint64_t key(int32_t Mb, int32_t St) const {
+    return uint64_t(St) * NM + uint64_t(Mb);
+  }
+  unsigned Stride = 1;
+  uint64_t NM = 0;
+  bool Dense = true;
+  std::vector<uint32_t> Rows;
+  llvm::DenseMap<uint64_t, uint32_t> Index;
+};
 
 /// The compute units of a schedule: each compute action, or each overlap
 /// pair, is one unit; units are numbered rank by rank in program order.
-/// Unit-of lookups are by (m, s): UnitF for F, UnitBI for B or I (the
-/// backward whose output gradient flows to stage s-1), UnitW for W; the value
-/// is unit * 2 + member (0 first, 1 second of an overlap pair), or None.
+/// Unit-of lookups are by (m, s): unitF for F, unitBI for B or I (the
+/// backward whose output gradient flows to stage s-1); the value is
+/// unit * 2 + member (0 first, 1 second of an overlap pair), or None.
 /// Only the first occurrence of a duplicated compute is registered, and
 /// out-of-range computes are skipped, so the lookups are always safe.
 struct UnitIndex {
   std::vector<uint32_t> RankBase; // first unit of each rank; size Ranks + 1
   std::vector<int32_t> UnitRank;  // rank of each unit
-  std::vector<uint32_t> UnitF, UnitBI;
+  CellTable Cells;                ///< slot 0: F, slot 1: B or I
   /// True if some F or B/I appears twice (only the first is registered).
   bool HasDuplicates = false;
   uint32_t numUnits() const { return RankBase.back(); }
+  /// The entry of F(m, s) / B-or-I(m, s), or None; (m, s) in range.
+  uint32_t unitF(int32_t Mb, int32_t St) const { return Cells.get(0, Mb, St); }
+  uint32_t unitBI(int32_t Mb, int32_t St) const { return Cells.get(1, Mb, St); }
 
   void build(const ir::Schedule &S);
   /// The unit holding a registered compute (None if absent).

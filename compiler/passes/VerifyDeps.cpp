@@ -1,11 +1,19 @@
 //===- VerifyDeps.cpp - verify-deps: completeness and data dependencies ---===//
 //
-// Three linear sweeps over flat arrays indexed by (microbatch, stage):
+// Three linear sweeps over a table indexed by (microbatch, stage):
 //  1. register every compute and comm at its global position, reporting
 //     out-of-range, stray and duplicate actions;
 //  2. completeness per (microbatch, stage);
 //  3. per rank, each compute's same-rank producers, and (when the schedule
 //     has comms) the recv before and the send after each cross-rank edge.
+//
+// Work and memory are bounded by the actions present, not by the sizes
+// declared: the table is a flat array when stages x microbatches is within
+// a small multiple of the actions, and a hash of the cells that occur
+// otherwise (a one-line file may declare 65536 ranks and 16M
+// microbatches); the completeness sweep visits cells in order and stops
+// listing missing actions at the error limit, counting the rest from the
+// totals instead of formatting them.
 //
 //===----------------------------------------------------------------------===//
 #include "pps/passes/VerifyDeps.h"
@@ -60,6 +68,10 @@ unsigned slotOf(ActionKind K) {
   }
 }
 
+/// Missing actions listed one by one when no error limit is set; the rest
+/// are summed up in one error.
+constexpr uint64_t MaxMissingListed = 10000;
+
 class Verifier {
 public:
   Verifier(const Schedule &S, DiagnosticEngine &D) : S(S), T(S.Topo), D(D) {}
@@ -69,8 +81,17 @@ private:
   bool checkShape();
   void registerActions();
   void checkComplete();
+  /// The errors checkComplete reports in all, from the registered cells.
+  uint64_t completenessErrors() const;
   void checkRank(int32_t R);
   void reportRange(int32_t R, size_t I);
+  /// True if an error is past the limit: it is counted and not formatted.
+  bool unshown() {
+    if (!D.errorLimitReached())
+      return false;
+    D.countUnshownErrors(1);
+    return true;
+  }
 
   uint32_t gid(int32_t R, size_t I) const { return Base[R] + uint32_t(I); }
   size_t local(int32_t R, uint32_t G) const { return G - Base[R]; }
@@ -89,13 +110,7 @@ private:
   DiagnosticEngine &D;
   bool HasComms = false;
   std::vector<uint32_t> Base;
-  /// Position of each (slot, m, s), cell-major so that one cache line
-  /// holds every kind of a cell: Cells[Id * Stride + slot].
-  std::vector<uint32_t> Cells;
-  unsigned Stride = 4;
-  uint32_t &pos(unsigned Slot, uint32_t Id) {
-    return Cells[size_t(Id) * Stride + Slot];
-  }
+  CellTable Cells;              ///< each (slot, m, s)'s position, or None
   std::vector<uint32_t> Prefix; // compute units before each action (one rank)
 };
 
@@ -127,6 +142,8 @@ bool Verifier::checkShape() {
 }
 
 void Verifier::reportRange(int32_t R, size_t I) {
+  if (unshown())
+    return;
   const Action &A = S.Ranks[R].Actions[I];
   std::string What =
       A.Stage < 0 || A.Stage >= T.Stages
@@ -146,8 +163,7 @@ void Verifier::reportRange(int32_t R, size_t I) {
 }
 
 void Verifier::registerActions() {
-  Stride = HasComms ? unsigned(NumSlots) : unsigned(SSendF);
-  Cells.assign(size_t(T.Microbatches) * size_t(T.Stages) * Stride, None);
+  Cells.init(T, HasComms ? unsigned(NumSlots) : unsigned(SSendF), Base.back());
   for (int32_t R = 0; R < T.Ranks; ++R) {
     const auto &Acts = S.Ranks[R].Actions;
     for (size_t I = 0; I < Acts.size(); ++I) {
@@ -159,6 +175,8 @@ void Verifier::registerActions() {
         continue;
       }
       if (T.rankOf(A.Stage) != R) {
+        if (unshown())
+          continue;
         D.report(
             DiagKind::StrayAction, loc(R, I),
             fmt::format("{} is on rank {}, but stage {} is placed on rank {}",
@@ -170,7 +188,8 @@ void Verifier::registerActions() {
       if (isCompute(A.Kind)) {
         bool Second = I > 0 && Acts[I - 1].overlapsNext();
         if (A.overlapsNext() &&
-            (Second || I + 1 >= Acts.size() || !isCompute(Acts[I + 1].Kind)))
+            (Second || I + 1 >= Acts.size() || !isCompute(Acts[I + 1].Kind)) &&
+            !unshown())
           D.report(DiagKind::InvalidValue, loc(R, I),
                    fmt::format("{} is marked to overlap with the next action, "
                                "but overlap joins exactly two computes",
@@ -179,6 +198,8 @@ void Verifier::registerActions() {
       if (isComm(A.Kind) && A.Peer != R) {
         int32_t PS = partnerStage(A);
         if (PS < T.firstStage(A.Microbatch) || PS > T.lastStage(A.Microbatch)) {
+          if (unshown())
+            continue;
           D.report(DiagKind::StrayAction, loc(R, I),
                    fmt::format("{} carries nothing: stage {} is the {} stage",
                                describe(S, R, I), A.Stage,
@@ -190,8 +211,10 @@ void Verifier::registerActions() {
         if (T.rankOf(PS) == R)
           continue;
       }
-      uint32_t &P = pos(slotOf(A.Kind), msIndex(T, A.Microbatch, A.Stage));
+      uint32_t &P = Cells.at(slotOf(A.Kind), A.Microbatch, A.Stage);
       if (P != None) {
+        if (unshown())
+          continue;
         size_t First = local(R, P);
         D.report(
              DiagKind::DuplicateAction, loc(R, I),
@@ -205,46 +228,109 @@ void Verifier::registerActions() {
   }
 }
 
-void Verifier::checkComplete() {
+uint64_t Verifier::completenessErrors() const {
+  // Cells expected: each stage's microbatches (its route's).
+  uint64_t Expected = 0;
   for (int32_t St = 0; St < T.Stages; ++St)
-    for (int32_t M = 0; M < T.Microbatches; ++M) {
+    for (int32_t Mb : {0, T.Microbatches - 1})
+      if (T.hasStage(Mb, St)) {
+        Expected += T.Directions == 2 ? uint64_t(T.Microbatches / 2)
+                                      : uint64_t(T.Microbatches);
+        break;
+      }
+  uint64_t WithF = 0, WithBack = 0, Extra = 0;
+  Cells.forEachRow([&](const uint32_t *Row) {
+    bool HasB = Row[SB] != None, HasI = Row[SI] != None, HasW = Row[SW] != None;
+    WithF += Row[SF] != None;
+    WithBack += HasB || HasI || HasW;
+    // Both B and I/W: one error. Else I without W or W without I: one.
+    Extra += (HasB && (HasI || HasW)) || (!HasB && HasI != HasW);
+  });
+  return (Expected - WithF) + (Expected - WithBack) + Extra;
+}
+
+void Verifier::checkComplete() {
+  // Cells are visited in order and each missing action is one error; the
+  // visit stops once the error limit is reached (or, with no limit, after
+  // MaxMissingListed errors), so it costs the cells present plus the errors
+  // listed, whatever the declared sizes.
+  uint64_t Listed = 0;
+  bool Capped = false;
+  auto Stop = [&] {
+    if (D.errorLimitReached())
+      return true;
+    Capped = !D.errorLimit() && Listed >= MaxMissingListed;
+    return Capped;
+  };
+  auto Finish = [&] {
+    uint64_t Rest = completenessErrors() - Listed;
+    if (!Capped) {
+      D.countUnshownErrors(Rest);
+      return;
+    }
+    D.report(DiagKind::MissingAction, S.DeclLoc,
+             fmt::format("{} more missing actions are not listed one by one "
+                         "(the first {} are)",
+                         Rest, MaxMissingListed));
+  };
+  for (int32_t St = 0; St < T.Stages; ++St) {
+    // The microbatches whose route holds the stage: all, or one half.
+    int32_t MLo = 0, MHi = T.Microbatches;
+    if (T.Directions == 2) {
+      bool Lower = St < T.Stages / 2;
+      MLo = Lower ? 0 : T.Microbatches / 2;
+      MHi = Lower ? T.Microbatches / 2 : T.Microbatches;
+    }
+    for (int32_t M = MLo; M < MHi; ++M) {
       if (!T.hasStage(M, St))
         continue;
-      uint32_t Id = msIndex(T, M, St);
       int32_t R = T.rankOf(St);
-      if (pos(SF, Id) == None)
+      uint32_t PF = Cells.get(SF, M, St), PB = Cells.get(SB, M, St),
+               PI = Cells.get(SI, M, St), PW = Cells.get(SW, M, St);
+      if (PF == None) {
+        if (Stop())
+          return Finish();
+        ++Listed;
         D.report(DiagKind::MissingAction, S.DeclLoc,
                  fmt::format("{} is missing: rank {} never runs it",
                              name(ActionKind::F, M, St), R));
-      bool HasB = pos(SB, Id) != None, HasI = pos(SI, Id) != None,
-           HasW = pos(SW, Id) != None;
+      }
+      bool HasB = PB != None, HasI = PI != None, HasW = PW != None;
       if (HasB && (HasI || HasW)) {
-        uint32_t Other = HasI ? pos(SI, Id) : pos(SW, Id);
-        D.report(DiagKind::DuplicateAction,
-                 loc(R, local(R, std::max(Other, pos(SB, Id)))),
-                 fmt::format(
-                     "{} and {} both appear: the backward of microbatch "
-                     "{} on stage {} is either B, or I and W",
-                     name(ActionKind::B, M, St),
-                     name(HasI ? ActionKind::I : ActionKind::W, M, St), M, St));
+        if (Stop())
+          return Finish();
+        ++Listed;
+        uint32_t Other = HasI ? PI : PW;
+        D.report(
+            DiagKind::DuplicateAction, loc(R, local(R, std::max(Other, PB))),
+            fmt::format("{} and {} both appear: the backward of microbatch "
+                        "{} on stage {} is either B, or I and W",
+                        name(ActionKind::B, M, St),
+                        name(HasI ? ActionKind::I : ActionKind::W, M, St), M,
+                        St));
         continue;
       }
-      if (!HasB && !HasI && !HasW)
+      if (HasB || (HasI && HasW))
+        continue;
+      if (Stop())
+        return Finish();
+      ++Listed;
+      if (!HasI && !HasW)
         D.report(DiagKind::MissingAction, S.DeclLoc,
                  fmt::format("{} (or {} and {}) is missing: rank {} never runs "
                              "the backward of microbatch {} on stage {}",
                              name(ActionKind::B, M, St),
                              name(ActionKind::I, M, St),
                              name(ActionKind::W, M, St), R, M, St));
-      else if (HasI != HasW)
+      else
         D.report(
-            DiagKind::MissingAction,
-            loc(R, local(R, HasI ? pos(SI, Id) : pos(SW, Id))),
+            DiagKind::MissingAction, loc(R, local(R, HasI ? PI : PW)),
             fmt::format("{} is missing: rank {} runs {} but not {}",
                         name(HasI ? ActionKind::W : ActionKind::I, M, St), R,
                         name(HasI ? ActionKind::I : ActionKind::W, M, St),
                         name(HasI ? ActionKind::W : ActionKind::I, M, St)));
     }
+  }
 }
 
 void Verifier::checkRank(int32_t R) {
@@ -264,9 +350,8 @@ void Verifier::checkRank(int32_t R) {
     const Action &X = Acts[I];
     if (!isCompute(X.Kind) || !inRange(T, X) || T.rankOf(X.Stage) != R)
       continue;
-    uint32_t Id = msIndex(T, X.Microbatch, X.Stage);
     uint32_t G = gid(R, I);
-    if (pos(slotOf(X.Kind), Id) != G)
+    if (Cells.get(slotOf(X.Kind), X.Microbatch, X.Stage) != G)
       continue; // a duplicate, already reported
     bool Second = I > 0 && Acts[I - 1].overlapsNext();
     size_t UnitStart = Second ? I - 1 : I;
@@ -278,16 +363,17 @@ void Verifier::checkRank(int32_t R) {
     schema::Producer Pr = analysis::producerOf(T, X);
     uint32_t Prod = None;
     if (Pr.What != schema::Needs::Nothing && T.rankOf(Pr.Stage) == R) {
-      uint32_t PId = msIndex(T, Pr.Mb, Pr.Stage);
       switch (Pr.What) {
       case schema::Needs::F:
-        Prod = pos(SF, PId);
+        Prod = Cells.get(SF, Pr.Mb, Pr.Stage);
         break;
       case schema::Needs::BorI:
-        Prod = pos(SB, PId) != None ? pos(SB, PId) : pos(SI, PId);
+        Prod = Cells.get(SB, Pr.Mb, Pr.Stage);
+        if (Prod == None)
+          Prod = Cells.get(SI, Pr.Mb, Pr.Stage);
         break;
       case schema::Needs::I:
-        Prod = pos(SI, PId);
+        Prod = Cells.get(SI, Pr.Mb, Pr.Stage);
         break;
       case schema::Needs::Nothing:
         break;
@@ -295,7 +381,10 @@ void Verifier::checkRank(int32_t R) {
     }
     if (Prod != None) {
       size_t PI = local(R, Prod);
-      if (PI >= UnitStart && PI <= UnitEnd)
+      bool Overlapped = PI >= UnitStart && PI <= UnitEnd;
+      if ((Overlapped || PI > I) && unshown()) {
+        // counted, not formatted
+      } else if (Overlapped)
         D.report(DiagKind::DependencyOrder, loc(R, I),
                  fmt::format("{} is overlapped with {}, which it needs",
                              describe(S, R, I), describe(S, R, PI)));
@@ -312,8 +401,10 @@ void Verifier::checkRank(int32_t R) {
     if (Pr.CrossStage && T.rankOf(Pr.Stage) != R) {
       int32_t From = T.rankOf(Pr.Stage);
       ActionKind RK = analysis::inputRecvKind(T, X);
-      uint32_t Rv = pos(slotOf(RK), Id);
-      if (Rv == None) {
+      uint32_t Rv = Cells.get(slotOf(RK), X.Microbatch, X.Stage);
+      if ((Rv == None || local(R, Rv) > UnitStart) && unshown()) {
+        // counted, not formatted
+      } else if (Rv == None) {
         D.report(
             DiagKind::MissingComm, loc(R, I),
             fmt::format(
@@ -342,8 +433,10 @@ void Verifier::checkRank(int32_t R) {
     if (Cs >= 0 && T.rankOf(Cs) != R) {
       int32_t To = T.rankOf(Cs);
       ActionKind SK = analysis::outputSendKind(T, X);
-      uint32_t Sd = pos(slotOf(SK), Id);
-      if (Sd == None) {
+      uint32_t Sd = Cells.get(slotOf(SK), X.Microbatch, X.Stage);
+      if ((Sd == None || local(R, Sd) < UnitEnd) && unshown()) {
+        // counted, not formatted
+      } else if (Sd == None) {
         D.report(DiagKind::MissingComm, loc(R, I),
                  fmt::format(
                      "{} on rank {} feeds {} on rank {}, but no {} carries it",
@@ -361,7 +454,7 @@ void Verifier::checkRank(int32_t R) {
 }
 
 bool Verifier::run() {
-  unsigned Before = D.numErrors();
+  uint64_t Before = D.numErrors();
   if (!checkShape())
     return false;
   HasComms = S.hasComms();

@@ -72,7 +72,9 @@ public:
   Diagnostic &report(DiagKind K, Severity S, LocId Loc, std::string Message);
 
   bool hasErrors() const { return NumErrors != 0; }
-  unsigned numErrors() const { return NumErrors; }
+  /// Errors reported, including those past the limit (which are counted,
+  /// not stored).
+  uint64_t numErrors() const { return NumErrors; }
   unsigned numWarnings() const { return NumWarnings; }
   llvm::ArrayRef<Diagnostic> diagnostics() const { return Diags; }
   /// True if a diagnostic of this kind was reported (tests use this).
@@ -80,6 +82,16 @@ public:
 
   /// Errors past this many are counted but not stored (0 = no limit).
   void setErrorLimit(unsigned N) { ErrorLimit = N; }
+  unsigned errorLimit() const { return ErrorLimit; }
+  /// True if the next error would be counted but not stored. A stage that
+  /// may report many errors asks before formatting one, and counts the
+  /// rest with countUnshownErrors, so its work stays bounded by the limit.
+  bool errorLimitReached() const {
+    return ErrorLimit && NumErrors >= ErrorLimit;
+  }
+  /// Counts N errors that were found but not formatted because the limit
+  /// was reached ("N more errors not shown").
+  void countUnshownErrors(uint64_t N) { NumErrors += N; }
   /// Treat warnings as errors (-Werror), except kinds whose policy says
   /// otherwise.
   void setWarningsAsErrors(bool B) { WarningsAsErrors = B; }
@@ -109,7 +121,8 @@ private:
   Diagnostic Dropped{}; // sink for reports past the limit or silenced
   std::vector<WarningPolicy> Policies = std::vector<WarningPolicy>(
       size_t(DiagKind::NumKinds), WarningPolicy::Default);
-  unsigned NumErrors = 0, NumWarnings = 0, ErrorLimit = 0, Counter = 0;
+  uint64_t NumErrors = 0;
+  unsigned NumWarnings = 0, ErrorLimit = 0, Counter = 0;
   bool WarningsAsErrors = false, Color = false;
 };
 
