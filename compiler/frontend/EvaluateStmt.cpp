@@ -6,6 +6,11 @@
 //===----------------------------------------------------------------------===//
 #include "EvaluatorImpl.h"
 
+#include "pps/frontend/LiteralList.h"
+
+#include <algorithm>
+#include <cstring>
+
 namespace pps::frontend::eval {
 
 Flow Evaluator::exec(Stmt &S) {
@@ -151,7 +156,9 @@ Flow Evaluator::execRank(RankStmt &R) {
   int32_t Saved = CurRank;
   CurRank = int32_t(Rank);
   Flow Fl = Flow::Next;
-  if (R.Kind == StmtKind::RankList)
+  if (R.Kind == StmtKind::RankList && !R.Literal.empty())
+    emitLiteral(R.Literal);
+  else if (R.Kind == StmtKind::RankList)
     emitActions(R.Actions);
   else
     Fl = execBlock(R.Body);
@@ -290,6 +297,154 @@ void Evaluator::emitActions(std::vector<ActionNode> &As) {
         }
         T = N.IdleTime->FloatValue;
       }
+      emit(ir::Action::idle(T, N.Loc), N.Loc);
+      break;
+    }
+    }
+  }
+  if (ListErrors && Depth == 0)
+    Failed = true;
+}
+
+bool Evaluator::literalCompute(const LiteralAction &N, LocId RefLoc,
+                               ir::Action &A) {
+  // As resolveCompute over IntLit nodes: one step per number, then the
+  // range checks; the parts' locations are read again only for a message.
+  auto Parts = [&] { return literalParts(Diags.sourceManager(), N); };
+  if (LLVM_UNLIKELY(StepsLeft == 0))
+    outOfBudget(Parts().Microbatch);
+  else
+    --StepsLeft;
+  if (N.Flags & LiteralAction::HasStage) {
+    if (LLVM_UNLIKELY(StepsLeft == 0))
+      outOfBudget(Parts().Stage);
+    else
+      --StepsLeft;
+  }
+  if (Failed)
+    return false;
+  int32_t Mb = N.Microbatch, St = N.Stage;
+  if (LLVM_UNLIKELY(Mb >= *NMicro)) {
+    fail(DiagKind::OutOfRange, Parts().Microbatch,
+         fmt::format("microbatch {} is out of range 0..{}", Mb, *NMicro - 1));
+    return false;
+  }
+  if (!(N.Flags & LiteralAction::HasStage)) {
+    St = OnlyStage[CurRank];
+    if (LLVM_UNLIKELY(St < 0)) {
+      LocId L = RefLoc != NoLoc ? RefLoc : Parts().Compute;
+      if (St == -2)
+        fail(DiagKind::AmbiguousStage, L,
+             fmt::format("rank {} holds several stages; say which with @stage",
+                         CurRank));
+      else
+        fail(DiagKind::StagePlacement, L,
+             fmt::format("rank {} holds no stage", CurRank));
+      return false;
+    }
+  } else if (LLVM_UNLIKELY(St >= Out.Topo.Stages)) {
+    fail(
+        DiagKind::OutOfRange, Parts().Stage,
+        fmt::format("stage {} is out of range 0..{}", St, Out.Topo.Stages - 1));
+    return false;
+  }
+  A = ir::Action::compute(N.Op, Mb, St, RefLoc);
+  return true;
+}
+
+void Evaluator::emitLiteral(const std::vector<LiteralAction> &As) {
+  // Mirrors emitActions case by case (the literal reader's contract).
+  auto &Acts = Out.Ranks[CurRank].Actions;
+  if (Acts.capacity() < Acts.size() + As.size())
+    Acts.reserve(std::max(Acts.size() + As.size(), Acts.capacity() * 2));
+  for (size_t K = 0; K < As.size(); ++K) {
+    const LiteralAction &N = As[K];
+    if (Failed) {
+      if (Depth != 0 || ListErrors >= 20)
+        return;
+      ++ListErrors;
+      Failed = false;
+    }
+    switch (N.Kind) {
+    case ActionNodeKind::Compute: {
+      ir::Action A;
+      if (literalCompute(N, N.Loc, A))
+        emit(A, N.Loc);
+      break;
+    }
+    case ActionNodeKind::Overlap: {
+      const LiteralAction &Second = As[++K];
+      ir::Action A, B;
+      if (!literalCompute(N, NoLoc, A) ||
+          !literalCompute(Second, Second.Loc, B))
+        break;
+      A.Loc = N.Loc;
+      A.Flags |= ir::ActionFlags::OverlapNext;
+      if (emit(A, N.Loc))
+        emit(B, N.Loc);
+      break;
+    }
+    case ActionNodeKind::Send:
+    case ActionNodeKind::Recv: {
+      ir::Action A;
+      if (!literalCompute(N, NoLoc, A))
+        break;
+      bool Fwd = A.Kind == ir::ActionKind::F;
+      bool Send = N.Kind == ActionNodeKind::Send;
+      ir::ActionKind K =
+          Send ? (Fwd ? ir::ActionKind::SendF : ir::ActionKind::SendB)
+               : (Fwd ? ir::ActionKind::RecvF : ir::ActionKind::RecvB);
+      int64_t Peer;
+      if (N.Flags & LiteralAction::HasPeer) {
+        if (LLVM_UNLIKELY(StepsLeft == 0)) {
+          outOfBudget(literalParts(Diags.sourceManager(), N).Operand);
+          break;
+        }
+        --StepsLeft;
+        Peer = N.Peer;
+        if (Peer >= Out.Topo.Ranks) {
+          fail(DiagKind::OutOfRange,
+               literalParts(Diags.sourceManager(), N).Operand,
+               fmt::format("peer rank {} is out of range 0..{}", Peer,
+                           Out.Topo.Ranks - 1));
+          break;
+        }
+      } else {
+        int64_t Partner = A.Stage + ((Fwd == Send) ? 1 : -1);
+        if (Partner < 0 || Partner >= Out.Topo.Stages) {
+          fail(DiagKind::OutOfRange, N.Loc,
+               fmt::format("stage {} has no {} stage to {}; give the peer",
+                           A.Stage, Partner < 0 ? "previous" : "next",
+                           Send ? "send to" : "receive from"));
+          break;
+        }
+        Peer = Out.Topo.StageToRank[Partner];
+      }
+      emit(ir::Action::comm(K, A.Microbatch, A.Stage, int32_t(Peer), N.Loc),
+           N.Loc);
+      break;
+    }
+    case ActionNodeKind::Control: {
+      if (LLVM_UNLIKELY(StepsLeft == 0)) {
+        outOfBudget(literalParts(Diags.sourceManager(), N).Operand);
+        break;
+      }
+      --StepsLeft;
+      int64_t St = N.Stage;
+      if (St >= Out.Topo.Stages) {
+        fail(DiagKind::OutOfRange,
+             literalParts(Diags.sourceManager(), N).Operand,
+             fmt::format("stage {} is out of range 0..{}", St,
+                         Out.Topo.Stages - 1));
+        break;
+      }
+      emit(ir::Action::control(N.Op, int32_t(St), N.Loc), N.Loc);
+      break;
+    }
+    case ActionNodeKind::Idle: {
+      // The reader took only lengths that quantityOk accepts, unitless.
+      float T;
+      std::memcpy(&T, &N.Peer, sizeof(float));
       emit(ir::Action::idle(T, N.Loc), N.Loc);
       break;
     }

@@ -117,6 +117,13 @@ private:
   Flow execRank(RankStmt &R);
   void emitActions(std::vector<ActionNode> &As);
   bool resolveCompute(ComputeRef &R, ir::Action &Out);
+  /// emitActions for a literal list (pps/frontend/LiteralList.h): the same
+  /// steps, checks, diagnostics and actions as the ActionNodes the grammar
+  /// gives for its text.
+  void emitLiteral(const std::vector<LiteralAction> &As);
+  /// resolveCompute for a literal compute; RefLoc is the compute's location
+  /// when known without reading the text again (else NoLoc).
+  bool literalCompute(const LiteralAction &N, LocId RefLoc, ir::Action &Out);
   ir::Action *emit(const ir::Action &A, LocId L) {
     if (LLVM_UNLIKELY(CurRank < 0)) {
       fail(DiagKind::EmitOutsideRank, L,

@@ -178,7 +178,8 @@ std::string canonical(llvm::StringRef Path) {
 
 ast::Module *Loader::load(FileId File, const std::string &Key) {
   InProgress.push_back({Key, NoLoc});
-  std::unique_ptr<ast::Module> M = parseModule(File, SM, Diags);
+  std::unique_ptr<ast::Module> M =
+      parseModule(File, SM, Diags, Opts.LiteralLists);
   ast::Module *Ptr = nullptr;
   if (M) {
     Ptr = M.get();

@@ -2,6 +2,8 @@
 #include "Parser.h"
 #include "Transformer.h"
 
+#include "pps/frontend/LiteralList.h"
+
 #include "PpsLexer.h"
 #include "PpsParser.h"
 
@@ -270,9 +272,12 @@ bool isIdentChar(char C) {
 /// Rejects nesting the parser, transformer and evaluator could not take,
 /// before ANTLR sees the text: a scan of the raw bytes (skipping comments
 /// and strings) so 10 MB of brackets cost milliseconds, not gigabytes of
-/// tokens. True if parsing may go on.
+/// tokens. True if parsing may go on. With Spans, also reads the literal
+/// rank lists (LiteralList.h) it passes over, in text order; a list is
+/// taken only if scanning its bytes would not have failed here.
 bool rawNestingScan(llvm::StringRef Text, SourceManager &SM,
-                    DiagnosticEngine &Diags, FileId File) {
+                    DiagnosticEngine &Diags, FileId File,
+                    std::vector<LiteralSpan> *Spans) {
   unsigned Depth = 0, Ops = 0;
   unsigned ElseIfs[MaxNesting + 2] = {0};
   uint32_t Line = 1, Col = 1;
@@ -312,6 +317,30 @@ bool rawNestingScan(llvm::StringRef Text, SourceManager &SM,
       if (I < E && Text[I] == '\n')
         ++Line, Col = 0;
       continue;
+    }
+    // A literal rank list: its brackets nest one level below the list and
+    // its exponent signs count as operators, which is all its bytes would
+    // do to the state here; so take it only if those stay within limits,
+    // and continue at its ';'.
+    if (Spans && C == 'r' && (I == 0 || !isIdentChar(Text[I - 1]))) {
+      LiteralSpan Sp;
+      if (readLiteralList(Text, I, File, SM, Sp) &&
+          (!Sp.Brackets || Depth + 1 <= MaxNesting) &&
+          Ops + Sp.Signs <= MaxOperatorsPerStatement) {
+        Ops += Sp.Signs;
+        size_t To = Sp.End;
+        uint32_t ColTo = Col + uint32_t(To - I);
+        for (size_t K = I; K < To; ++K)
+          if (Text[K] == '\n') {
+            ++Line;
+            ColTo = uint32_t(To - K);
+          }
+        Spans->push_back(std::move(Sp));
+        // The loop's increments bring I and Col to the ';'.
+        I = To - 1;
+        Col = ColTo - 1;
+        continue;
+      }
     }
     // `if .. else if .. else if ..` nests one level per `else if` in the
     // parse tree without nesting brackets: count chains per depth.
@@ -373,21 +402,13 @@ bool rawNestingScan(llvm::StringRef Text, SourceManager &SM,
 
 } // namespace
 
-std::unique_ptr<ast::Module> parseModule(FileId File, SourceManager &SM,
-                                         DiagnosticEngine &Diags) {
-  llvm::StringRef Orig = SM.contents(File);
-  if (!rawNestingScan(Orig, SM, Diags, File))
-    return nullptr;
-  // The grammar is ASCII. Masking every other byte keeps ANTLR's UTF-8
-  // decoder from throwing on garbage and makes its columns byte columns,
-  // which is what the caret printer counts.
-  std::string Masked = Orig.str();
-  for (char &C : Masked)
-    if ((unsigned char)C >= 0x80 || C == '\0')
-      C = '\x7f';
-
+/// Lexes, parses and transforms Text (the buffer, or the buffer with its
+/// literal lists cut out, as Map says), reporting to Diags.
+static std::unique_ptr<ast::Module>
+parseText(const std::string &Text, const TextMap &Map, FileId File,
+          llvm::StringRef Orig, SourceManager &SM, DiagnosticEngine &Diags) {
   try {
-    antlr4::ANTLRInputStream Input(Masked);
+    antlr4::ANTLRInputStream Input(Text);
     pps::grammar::PpsLexer Lexer(&Input);
     ErrorListener Listener(SM, Diags, File);
     Lexer.removeErrorListeners();
@@ -427,7 +448,7 @@ std::unique_ptr<ast::Module> parseModule(FileId File, SourceManager &SM,
     if (Listener.Count || !Tree || HadInvalid)
       return nullptr;
     uint64_t ErrorsBefore = Diags.numErrors();
-    Transformer T(SM, Diags, File);
+    Transformer T(SM, Diags, File, Map);
     auto M = T.transformFile(*Tree);
     if (Diags.numErrors() != ErrorsBefore)
       return nullptr;
@@ -440,6 +461,57 @@ std::unique_ptr<ast::Module> parseModule(FileId File, SourceManager &SM,
                  "the parser gave up");
   }
   return nullptr;
+}
+
+/// The grammar is ASCII. Masking every other byte keeps ANTLR's UTF-8
+/// decoder from throwing on garbage and makes its columns byte columns,
+/// which is what the caret printer counts.
+static void appendMasked(std::string &Out, llvm::StringRef In) {
+  size_t At = Out.size();
+  Out.append(In.begin(), In.end());
+  for (size_t I = At; I < Out.size(); ++I)
+    if ((unsigned char)Out[I] >= 0x80 || Out[I] == '\0')
+      Out[I] = '\x7f';
+}
+
+std::unique_ptr<ast::Module> parseModule(FileId File, SourceManager &SM,
+                                         DiagnosticEngine &Diags,
+                                         bool LiteralLists) {
+  llvm::StringRef Orig = SM.contents(File);
+  std::vector<LiteralSpan> Spans;
+  bool Read = LiteralLists && SM.hasOffsetLocs(File);
+  if (!rawNestingScan(Orig, SM, Diags, File, Read ? &Spans : nullptr))
+    return nullptr;
+
+  if (!Spans.empty()) {
+    // ANTLR reads the text without the literal lists; the transformer puts
+    // them back. A file that ANTLR, preScan or the transformer finds fault
+    // with is read again whole below, so its diagnostics are exactly the
+    // grammar's (a list cut out here never holds an error: it matched
+    // `action*` exactly, so the rest parses iff the whole does).
+    std::string Text;
+    TextMap Map;
+    Text.reserve(Orig.size() / 16);
+    uint32_t From = 0;
+    for (LiteralSpan &Sp : Spans) {
+      Map.Segments.push_back({uint32_t(Text.size()), From});
+      appendMasked(Text, Orig.slice(From, Sp.Begin));
+      From = Sp.End;
+    }
+    Map.Segments.push_back({uint32_t(Text.size()), From});
+    appendMasked(Text, Orig.substr(From));
+    Map.Spans = &Spans;
+    DiagnosticEngine Scratch(SM);
+    std::unique_ptr<ast::Module> M =
+        parseText(Text, Map, File, Orig, SM, Scratch);
+    if (M && Scratch.diagnostics().empty() && !Scratch.hasErrors())
+      return M;
+  }
+  std::string Masked;
+  appendMasked(Masked, Orig);
+  TextMap Whole;
+  Whole.Segments.push_back({0, 0});
+  return parseText(Masked, Whole, File, Orig, SM, Diags);
 }
 
 } // namespace pps::frontend

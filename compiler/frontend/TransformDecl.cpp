@@ -8,8 +8,7 @@ namespace pps::frontend {
 LocId Transformer::loc(antlr4::Token *T) {
   if (!T)
     return NoLoc;
-  return SM.getLoc(File, uint32_t(T->getLine()),
-                   uint32_t(T->getCharPositionInLine() + 1));
+  return SM.getLocAtOffset(File, offset(T));
 }
 
 std::unique_ptr<ast::Module> Transformer::transformFile(P::FileContext &Ctx) {
@@ -260,7 +259,7 @@ Transformer::transformRankListItem(P::RankListItemContext &Ctx) {
   auto I = item(ast::PipelineItemKind::Rank, loc(Ctx));
   I.Rank = std::make_unique<ast::RankStmt>(ast::StmtKind::RankList, loc(Ctx));
   I.Rank->Rank = transformExpr(*Ctx.expr());
-  I.Rank->Actions = transformActions(Ctx.action());
+  transformRankListActions(Ctx.COLON(), Ctx.action(), *I.Rank);
   return I;
 }
 

@@ -120,8 +120,7 @@ ast::ExprPtr Transformer::transformIntToken(antlr4::Token *T) {
 ast::ExprPtr Transformer::transformIntLiteral(llvm::StringRef Text,
                                               antlr4::Token *T,
                                               uint32_t Offset) {
-  LocId L = SM.getLoc(File, uint32_t(T->getLine()),
-                      uint32_t(T->getCharPositionInLine() + 1 + Offset));
+  LocId L = SM.getLocAtOffset(File, offset(T) + Offset);
   size_t I = 0;
   uint64_t V = 0;
   bool Overflow = false;
@@ -147,7 +146,7 @@ std::string Transformer::transformString(antlr4::Token *T) {
   // Take the text from the original buffer: the parser sees a copy where
   // non-ASCII bytes are masked.
   llvm::StringRef Src = SM.contents(File);
-  size_t B = T->getStartIndex(), E = T->getStopIndex();
+  size_t B = offset(T), E = B + (T->getStopIndex() - T->getStartIndex());
   llvm::StringRef Raw =
       E < Src.size() && B + 1 < E ? Src.slice(B + 1, E) : llvm::StringRef();
   std::string Out;

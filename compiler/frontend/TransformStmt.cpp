@@ -173,8 +173,19 @@ ast::StmtPtr Transformer::transformRankStmt(P::RankStmtContext &Ctx) {
 ast::StmtPtr Transformer::transformRankListStmt(P::RankListStmtContext &Ctx) {
   auto S = std::make_unique<ast::RankStmt>(ast::StmtKind::RankList, loc(Ctx));
   S->Rank = transformExpr(*Ctx.expr());
-  S->Actions = transformActions(Ctx.action());
+  transformRankListActions(Ctx.COLON(), Ctx.action(), *S);
   return S;
+}
+
+void Transformer::transformRankListActions(
+    antlr4::tree::TerminalNode *Colon,
+    const std::vector<P::ActionContext *> &Ctxs, ast::RankStmt &Out) {
+  if (Ctxs.empty())
+    if (LiteralSpan *Sp = Map.spanAt(offset(Colon->getSymbol()) + 1)) {
+      Out.Literal = std::move(Sp->Actions);
+      return;
+    }
+  Out.Actions = transformActions(Ctxs);
 }
 
 ast::StmtPtr Transformer::transformReturnStmt(P::ReturnStmtContext &Ctx) {

@@ -12,18 +12,53 @@
 #pragma once
 
 #include "pps/frontend/AST.h"
+#include "pps/frontend/LiteralList.h"
 #include "pps/support/Diagnostics.h"
 
 #include "PpsParser.h"
+
+#include <algorithm>
+#include <vector>
 
 namespace pps::frontend {
 
 using P = pps::grammar::PpsParser;
 
+/// How the text ANTLR reads maps onto the buffer: the buffer itself, or the
+/// buffer with its literal rank lists cut out (LiteralList.h), which the
+/// transformer puts back into their RankStmts.
+struct TextMap {
+  struct Segment {
+    uint32_t Text;   ///< where the segment starts in ANTLR's text
+    uint32_t Buffer; ///< where it starts in the buffer
+  };
+  std::vector<Segment> Segments; ///< ascending; the first starts at 0
+  std::vector<LiteralSpan> *Spans = nullptr; ///< ascending by Begin
+
+  /// The buffer offset of an offset in ANTLR's text.
+  uint32_t toBuffer(size_t TextOffset) const {
+    auto It =
+        std::upper_bound(Segments.begin(), Segments.end(), TextOffset,
+                         [](size_t V, const Segment &S) { return V < S.Text; });
+    const Segment &S = *(It - 1);
+    return uint32_t(S.Buffer + (TextOffset - S.Text));
+  }
+  /// The literal list cut out at buffer offset Begin, or null.
+  LiteralSpan *spanAt(uint32_t Begin) const {
+    if (!Spans)
+      return nullptr;
+    auto It = std::lower_bound(
+        Spans->begin(), Spans->end(), Begin,
+        [](const LiteralSpan &S, uint32_t V) { return S.Begin < V; });
+    return It != Spans->end() && It->Begin == Begin ? &*It : nullptr;
+  }
+};
+
 class Transformer {
 public:
-  Transformer(SourceManager &SM, DiagnosticEngine &Diags, FileId File)
-      : SM(SM), Diags(Diags), File(File) {}
+  Transformer(SourceManager &SM, DiagnosticEngine &Diags, FileId File,
+              const TextMap &Map)
+      : SM(SM), Diags(Diags), File(File), Map(Map) {}
 
   std::unique_ptr<ast::Module> transformFile(P::FileContext &Ctx);
 
@@ -83,6 +118,11 @@ private:
   ast::StmtPtr transformAssertStmt(P::AssertStmtContext &Ctx);
   ast::StmtPtr transformCallStmt(P::CallStmtContext &Ctx);
   ast::StmtPtr transformActionStmt(P::ActionStmtContext &Ctx);
+  /// The actions of a rank list: the literal list cut out after its ':',
+  /// or the parse tree's.
+  void transformRankListActions(antlr4::tree::TerminalNode *Colon,
+                                const std::vector<P::ActionContext *> &Ctxs,
+                                ast::RankStmt &Out);
   std::vector<ast::ActionNode>
   transformActions(const std::vector<P::ActionContext *> &Ctxs);
   ast::ActionNode transformAction(P::ActionContext &Ctx);
@@ -106,9 +146,15 @@ private:
                                    uint32_t Offset);
   std::string transformString(antlr4::Token *T);
 
+  /// The buffer offset of a token's first character.
+  uint32_t offset(antlr4::Token *T) const {
+    return Map.toBuffer(T->getStartIndex());
+  }
+
   SourceManager &SM;
   DiagnosticEngine &Diags;
   FileId File;
+  const TextMap &Map;
 };
 
 } // namespace pps::frontend

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "pps/lsp/Analysis.h"
 
+#include "pps/frontend/LiteralList.h"
 #include "pps/pipeline/PassPipeline.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -443,6 +444,27 @@ private:
     }
   }
 
+  /// A literal rank list (pps/frontend/LiteralList.h): the same references
+  /// as the ActionNodes of its text.
+  void literal(const std::vector<ast::LiteralAction> &As) {
+    for (const ast::LiteralAction &N : As) {
+      if (N.Flags & ast::LiteralAction::OverlapSecond) {
+        ref(N.Loc, RefKind::Action, "", 0);
+        continue;
+      }
+      uint8_t Class = N.Kind == ast::ActionNodeKind::Compute ||
+                              N.Kind == ast::ActionNodeKind::Overlap
+                          ? 0
+                      : N.Kind == ast::ActionNodeKind::Send ||
+                              N.Kind == ast::ActionNodeKind::Recv
+                          ? 1
+                          : 2;
+      ref(N.Loc, RefKind::Action, "", 0).ActionClass = Class;
+      if (N.Kind == ast::ActionNodeKind::Overlap)
+        ref(literalParts(SM, N).Compute, RefKind::Action, "", 0);
+    }
+  }
+
   void block(const ast::Block &B) {
     for (const ast::StmtPtr &S : B)
       if (S)
@@ -501,6 +523,7 @@ private:
         expr(*R.Rank);
       block(R.Body);
       actions(R.Actions);
+      literal(R.Literal);
       return;
     }
     case K::Return:

@@ -183,6 +183,39 @@ struct ActionNode {
   std::optional<Quantity> IdleTime;
 };
 
+/// One action of a literal rank list: `rank N: ...;` whose every action is
+/// spelled with literal numbers (`F3`, `F3@5`, `send F3@5 -> 2`, `recv
+/// B3@6`, `overlap(B0@1, F4@0)`, `unshard 5`, `idle`, `idle(2.5)`), which
+/// is what the lowered layer (`ppsc emit --target=pps`) writes. The
+/// parser's literal-list reader (pps/frontend/LiteralList.h) keeps such a
+/// list in 20 bytes an action instead of ActionNodes with expression
+/// nodes; it stands for exactly the ActionNodes the grammar gives for the
+/// same text. The locations of an action's parts (microbatch, stage, peer)
+/// are read again from the text when a diagnostic needs them
+/// (literalParts).
+struct LiteralAction {
+  enum Flag : uint8_t {
+    HasStage = 1, ///< `F3@5` (else the rank's only stage)
+    HasPeer = 2,  ///< `-> 2` / `<- 2` (else the topology's)
+    /// The second compute of `overlap(a, b)`; the entry before it is the
+    /// Overlap entry holding the first.
+    OverlapSecond = 4,
+  };
+  ActionNodeKind Kind = ActionNodeKind::Compute;
+  /// The compute kind (F, I, W, B); for Control the control kind.
+  ir::ActionKind Op = ir::ActionKind::F;
+  uint8_t Flags = 0;
+  uint8_t Reserved = 0;
+  int32_t Microbatch = 0;
+  /// The stage of a compute, send or receive, or a control's operand.
+  int32_t Stage = 0;
+  /// Send/Recv: the peer; Idle: the bits of its float length.
+  int32_t Peer = 0;
+  /// The action's first character; for OverlapSecond, the second compute's.
+  LocId Loc = NoLoc;
+};
+static_assert(sizeof(LiteralAction) == 20, "literal actions stay compact");
+
 // ---------------------------------------------------------------------------
 // Statements
 // ---------------------------------------------------------------------------
@@ -259,6 +292,8 @@ struct RankStmt : Stmt {
   ExprPtr Rank;
   Block Body;                      // RankBlock
   std::vector<ActionNode> Actions; // RankList
+  /// RankList read by the literal-list reader (then Actions is empty).
+  std::vector<LiteralAction> Literal;
   RankStmt(StmtKind K, LocId L) : Stmt(K, L) {}
 };
 

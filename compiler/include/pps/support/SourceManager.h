@@ -1,8 +1,15 @@
 //===- SourceManager.h - source buffers and interned locations ------------===//
 //
-// Owns every source buffer the compiler reads and interns source locations
-// into 32-bit ids, so that AST nodes and IR actions carry a location in one
+// Owns every source buffer the compiler reads and gives source locations
+// 32-bit ids, so that AST nodes and IR actions carry a location in one
 // machine word. Location id 0 means "no location" (e.g. built by the C++ API).
+//
+// A position inside a buffer is its byte offset: each buffer owns a range
+// of ids (OffsetBit | base + offset), so a location costs nothing to make
+// and nothing to store, however many actions a file holds (as clang's
+// SourceLocation). Positions outside every buffer's text (a line or column
+// past the end) are interned in a table instead; so is everything once the
+// buffers together pass 2 GiB.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -61,23 +68,46 @@ public:
   llvm::StringRef contents(FileId Id) const { return Files[Id].Contents; }
   unsigned numFiles() const { return Files.size(); }
 
-  /// Interns a position; the same position always gets the same id.
+  /// The id of a position; the same position always gets the same id.
   LocId getLoc(FileId File, uint32_t Line, uint32_t Col);
-  /// An id for a position that has no file (a command line flag, say).
-  SourcePos resolve(LocId Id) const { return Locs[Id]; }
-  bool isValid(LocId Id) const { return Id != NoLoc && Id < Locs.size(); }
+  /// The id of the byte at Offset in File (Offset == size: the end).
+  LocId getLocAtOffset(FileId File, uint32_t Offset);
+  /// True if File's positions are offset ids: then locAtOffset needs no
+  /// table and ids of one file differ by their offsets.
+  bool hasOffsetLocs(FileId File) const {
+    return File < Files.size() && Files[File].Base != NoBase;
+  }
+  /// getLocAtOffset for a file with offset ids (hasOffsetLocs).
+  LocId locAtOffset(FileId File, uint32_t Offset) const {
+    return OffsetBit | (Files[File].Base + Offset);
+  }
+  /// The file and byte offset of an offset id; false for other ids.
+  bool offsetOf(LocId Id, FileId &File, uint32_t &Offset) const;
+  /// Line and column of a location.
+  SourcePos resolve(LocId Id) const;
+  bool isValid(LocId Id) const {
+    if (Id & OffsetBit)
+      return (Id & ~OffsetBit) < NextBase;
+    return Id != NoLoc && Id < Locs.size();
+  }
 
   /// The text of the line holding a location, without the newline.
   llvm::StringRef lineText(LocId Id) const;
 
 private:
+  static constexpr uint32_t OffsetBit = 0x80000000u;
+  static constexpr uint32_t NoBase = ~0u;
   struct File {
     std::string Name;
     std::string Contents;
     std::vector<uint32_t> LineStarts;
+    uint32_t Base = NoBase; ///< first offset id (without OffsetBit), or none
   };
   std::vector<File> Files;
-  std::vector<SourcePos> Locs;
+  /// Files with offset ids, in Base order (for resolving an id).
+  std::vector<FileId> ByBase;
+  uint32_t NextBase = 0;
+  std::vector<SourcePos> Locs; ///< interned positions
   llvm::DenseMap<uint64_t, LocId, PackedLocKeyInfo>
       LocIndex; // packed (file,line,col) -> id
 };
