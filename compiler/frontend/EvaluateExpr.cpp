@@ -61,18 +61,19 @@ Value Evaluator::builtinConst(Builtin B, LocId L) {
   }
 }
 
-Value Evaluator::evalName(NameExpr &N) {
-  if (LLVM_LIKELY(N.Res == NameRes::Local))
-    return Stack[Base + N.Slot];
-  return builtinConst(N.BuiltinId, N.Loc);
+int64_t Evaluator::notInt(Expr &E, Value V, const char *What) {
+  fail(DiagKind::TypeMismatch, E.Loc,
+       fmt::format("expected {}, got {}", What, typeName(V.T)));
+  return 0;
 }
 
-Value Evaluator::eval(Expr &E) {
-  if (LLVM_UNLIKELY(StepsLeft == 0)) {
-    outOfBudget(E.Loc);
-    return {};
-  }
-  --StepsLeft;
+bool Evaluator::notBool(Expr &E, Value V) {
+  fail(DiagKind::TypeMismatch, E.Loc,
+       fmt::format("expected a bool condition, got {}", typeName(V.T)));
+  return false;
+}
+
+Value Evaluator::evalOther(Expr &E) {
   switch (E.Kind) {
   case ExprKind::Int:
     return {static_cast<IntLit &>(E).Value, VT::Int};
@@ -112,14 +113,14 @@ Value Evaluator::eval(Expr &E) {
     int64_t I = evalInt(*X.Index, "an index");
     if (Failed)
       return {};
-    if (A.T != VT::Array) {
+    if (LLVM_UNLIKELY(A.T != VT::Array)) {
       fail(
           DiagKind::TypeMismatch, X.Base->Loc,
           fmt::format("'{}' is {}, not an array", X.Base->Name, typeName(A.T)));
       return {};
     }
     auto &Arr = Arrays[A.I];
-    if (I < 0 || I >= int64_t(Arr.size())) {
+    if (LLVM_UNLIKELY(I < 0 || I >= int64_t(Arr.size()))) {
       fail(DiagKind::OutOfRange, X.Index->Loc,
            fmt::format("index {} is outside '{}' of length {}", I, X.Base->Name,
                        Arr.size()));
@@ -159,14 +160,58 @@ Value Evaluator::evalBinary(BinaryExpr &B) {
   Value R = eval(*B.RHS);
   if (Failed)
     return {};
-  if (B.Op == BinOp::Eq || B.Op == BinOp::Ne) {
-    if (L.T != R.T || L.T == VT::Array) {
-      fail(DiagKind::TypeMismatch, B.Loc,
-           fmt::format("cannot compare {} with {}", typeName(L.T),
-                       typeName(R.T)));
+  if (LLVM_LIKELY(L.T == VT::Int && R.T == VT::Int)) {
+    int64_t X = L.I, Y = R.I, Z;
+    switch (B.Op) {
+    case BinOp::Add:
+      if (LLVM_LIKELY(!__builtin_add_overflow(X, Y, &Z)))
+        return {Z, VT::Int};
+      break;
+    case BinOp::Sub:
+      if (LLVM_LIKELY(!__builtin_sub_overflow(X, Y, &Z)))
+        return {Z, VT::Int};
+      break;
+    case BinOp::Mul:
+      if (LLVM_LIKELY(!__builtin_mul_overflow(X, Y, &Z)))
+        return {Z, VT::Int};
+      break;
+    case BinOp::Div:
+      if (LLVM_LIKELY(Y != 0 && !(X == INT64_MIN && Y == -1)))
+        return {floorDiv(X, Y), VT::Int};
+      break;
+    case BinOp::Mod:
+      if (LLVM_LIKELY(Y != 0 && !(X == INT64_MIN && Y == -1)))
+        return {floorMod(X, Y), VT::Int};
+      break;
+    case BinOp::Lt:
+      return {X < Y, VT::Bool};
+    case BinOp::Le:
+      return {X <= Y, VT::Bool};
+    case BinOp::Gt:
+      return {X > Y, VT::Bool};
+    case BinOp::Ge:
+      return {X >= Y, VT::Bool};
+    case BinOp::Eq:
+      return {X == Y, VT::Bool};
+    case BinOp::Ne:
+      return {X != Y, VT::Bool};
+    default:
       return {};
     }
+    return binaryError(B, L, R);
+  }
+  if ((B.Op == BinOp::Eq || B.Op == BinOp::Ne) && L.T == R.T &&
+      L.T != VT::Array)
     return {(L.I == R.I) == (B.Op == BinOp::Eq), VT::Bool};
+  return binaryError(B, L, R);
+}
+
+Value Evaluator::binaryError(BinaryExpr &B, Value L, Value R) {
+  if (B.Op == BinOp::Eq || B.Op == BinOp::Ne) {
+    fail(
+        DiagKind::TypeMismatch, B.Loc,
+        fmt::format("cannot compare {} with {}", typeName(L.T), typeName(R.T)));
+    return {};
   }
   if (L.T != VT::Int || R.T != VT::Int) {
     fail(DiagKind::TypeMismatch, B.Loc,
@@ -174,44 +219,14 @@ Value Evaluator::evalBinary(BinaryExpr &B) {
                      typeName(L.T), typeName(R.T)));
     return {};
   }
-  int64_t X = L.I, Y = R.I, Z = 0;
-  switch (B.Op) {
-  case BinOp::Add:
-    if (__builtin_add_overflow(X, Y, &Z))
-      break;
-    return {Z, VT::Int};
-  case BinOp::Sub:
-    if (__builtin_sub_overflow(X, Y, &Z))
-      break;
-    return {Z, VT::Int};
-  case BinOp::Mul:
-    if (__builtin_mul_overflow(X, Y, &Z))
-      break;
-    return {Z, VT::Int};
-  case BinOp::Div:
-  case BinOp::Mod:
-    if (Y == 0) {
-      fail(DiagKind::DivisionByZero, B.Loc,
-           fmt::format("{} by zero",
-                       B.Op == BinOp::Div ? "division" : "modulo"));
-      return {};
-    }
-    if (X == INT64_MIN && Y == -1)
-      break;
-    return {B.Op == BinOp::Div ? floorDiv(X, Y) : floorMod(X, Y), VT::Int};
-  case BinOp::Lt:
-    return {X < Y, VT::Bool};
-  case BinOp::Le:
-    return {X <= Y, VT::Bool};
-  case BinOp::Gt:
-    return {X > Y, VT::Bool};
-  case BinOp::Ge:
-    return {X >= Y, VT::Bool};
-  default:
+  if ((B.Op == BinOp::Div || B.Op == BinOp::Mod) && R.I == 0) {
+    fail(DiagKind::DivisionByZero, B.Loc,
+         fmt::format("{} by zero", B.Op == BinOp::Div ? "division" : "modulo"));
     return {};
   }
-  fail(DiagKind::IntegerOverflow, B.Loc,
-       fmt::format("{} {} {} overflows 64 bits", X, binOpSpelling(B.Op), Y));
+  fail(
+      DiagKind::IntegerOverflow, B.Loc,
+      fmt::format("{} {} {} overflows 64 bits", L.I, binOpSpelling(B.Op), R.I));
   return {};
 }
 
@@ -329,8 +344,8 @@ Value Evaluator::callFn(CallExpr &C,
   }
   if (!step(C.Loc))
     return {};
-  size_t NewBase = Stack.size();
-  Stack.resize(NewBase + std::max<size_t>(F.NumSlots, F.Params.size()));
+  size_t NewBase =
+      pushFrame(frameSize(F), std::max<size_t>(F.NumSlots, F.Params.size()));
   for (size_t I = 0; I < F.Params.size(); ++I)
     if (C.Ordered[I]) {
       Value V = eval(*C.Ordered[I]);
@@ -355,7 +370,7 @@ Value Evaluator::callFn(CallExpr &C,
   Value Result;
   bool Returned = false;
   if (!Failed) {
-    Flow Fl = execBlock(F.Body);
+    Flow Fl = runBody(F);
     // HasRet is only meaningful right after this body's own return.
     if (Fl == Flow::Return && HasRet) {
       Result = RetVal;
@@ -365,7 +380,7 @@ Value Evaluator::callFn(CallExpr &C,
   --Depth;
   Calls.pop_back();
   Base = SavedBase;
-  Stack.resize(NewBase);
+  Top = NewBase;
   HasRet = Returned;
   return Result;
 }

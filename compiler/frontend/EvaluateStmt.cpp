@@ -175,6 +175,11 @@ bool Evaluator::resolveCompute(ComputeRef &R, ir::Action &A) {
     St = evalInt(*R.Stage, "a stage");
   if (Failed)
     return false;
+  return checkCompute(R, Mb, St, A);
+}
+
+bool Evaluator::checkCompute(ComputeRef &R, int64_t Mb, int64_t St,
+                             ir::Action &A) {
   if (LLVM_UNLIKELY(CurRank < 0)) {
     fail(DiagKind::EmitOutsideRank, R.Loc,
          "action outside a rank block; wrap it in 'rank r { ... }'");

@@ -45,7 +45,7 @@ std::optional<ir::Schedule> Evaluator::run(PipelineDecl &Decl) {
   Pl = &Decl;
   Out.Name = Decl.Name;
   Out.DeclLoc = Decl.Loc;
-  Stack.resize(Decl.NumSlots);
+  pushFrame(size_t(Decl.NumSlots), size_t(Decl.NumSlots));
   Base = 0;
   bool AnyFailed = false;
   PipelineItem *ScheduleItem = nullptr, *FirstRank = nullptr;
@@ -147,7 +147,16 @@ std::optional<ir::Schedule> Evaluator::run(PipelineDecl &Decl) {
       }
       CallSite = C.Loc;
       CallName = C.Callee;
+      // The sizes are fixed from here on (a later item may not change
+      // them): P, S, M, V and D are read without checks during the call.
+      Consts[size_t(Builtin::P)] = *NRanks;
+      Consts[size_t(Builtin::S)] = Out.Topo.Stages;
+      Consts[size_t(Builtin::M)] = *NMicro;
+      Consts[size_t(Builtin::V)] = Out.Topo.chunks();
+      Consts[size_t(Builtin::D)] = Out.Topo.Directions;
+      ConstsReady = true;
       callFn(C, &Opts.Overrides);
+      ConstsReady = false;
       CallSite = NoLoc;
       break;
     }

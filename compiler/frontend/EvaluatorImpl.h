@@ -12,10 +12,12 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "EvaluateCode.h"
 #include "Evaluator.h"
 
 #include "pps/frontend/Limits.h"
 
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/Compiler.h"
 
@@ -32,11 +34,6 @@ namespace pps::frontend::eval {
 
 using namespace ast;
 
-enum class VT : uint8_t { Int, Bool, Array };
-struct Value {
-  int64_t I = 0;
-  VT T = VT::Int;
-};
 enum class Flow : uint8_t { Next, Break, Continue, Return, Abort };
 
 /// "an integer", "a bool", "an array" (for messages).
@@ -56,7 +53,7 @@ public:
 private:
   // --- errors (Evaluator.cpp) -----------------------------------------------
   Diagnostic &fail(DiagKind K, LocId L, std::string Msg);
-  bool outOfBudget(LocId L) {
+  LLVM_ATTRIBUTE_NOINLINE bool outOfBudget(LocId L) {
     if (!Failed)
       fail(DiagKind::BudgetExhausted, L,
            fmt::format("evaluation ran out of its step budget of {} steps; is "
@@ -79,30 +76,69 @@ private:
   }
 
   // --- expressions and calls (EvaluateExpr.cpp) -----------------------------
-  Value eval(Expr &E);
+  // eval charges one step per expression node, in the order the nodes are
+  // entered, and handles the leaves (literals, locals, the built-in sizes)
+  // and binary operators inline; the rest, and every error, is out of line
+  // so the hot path stays a few instructions a node.
+  Value eval(Expr &E) {
+    if (LLVM_UNLIKELY(StepsLeft == 0)) {
+      outOfBudget(E.Loc);
+      return {};
+    }
+    --StepsLeft;
+    switch (E.Kind) {
+    case ExprKind::Int:
+      return {static_cast<IntLit &>(E).Value, VT::Int};
+    case ExprKind::Name:
+      return evalName(static_cast<NameExpr &>(E));
+    case ExprKind::Binary:
+      return evalBinary(static_cast<BinaryExpr &>(E));
+    default:
+      return evalOther(E);
+    }
+  }
+  /// eval for the kinds not handled inline; the step is charged already.
+  Value evalOther(Expr &E);
   Value evalBinary(BinaryExpr &B);
   Value evalBuiltin(CallExpr &C);
-  Value evalName(NameExpr &N);
+  Value evalName(NameExpr &N) {
+    if (LLVM_LIKELY(N.Res == NameRes::Local))
+      return Stack[Base + N.Slot];
+    if (LLVM_LIKELY(ConstsReady))
+      return {Consts[size_t(N.BuiltinId)], VT::Int};
+    return builtinConst(N.BuiltinId, N.Loc);
+  }
   Value builtinConst(Builtin B, LocId L);
   int64_t evalInt(Expr &E, const char *What = "an integer") {
     Value V = eval(E);
-    if (LLVM_UNLIKELY(V.T != VT::Int) && !Failed) {
-      fail(DiagKind::TypeMismatch, E.Loc,
-           fmt::format("expected {}, got {}", What, typeName(V.T)));
-      return 0;
-    }
+    if (LLVM_UNLIKELY(V.T != VT::Int) && !Failed)
+      return notInt(E, V, What);
     return V.I;
   }
   bool evalBool(Expr &E) {
     Value V = eval(E);
-    if (LLVM_UNLIKELY(V.T != VT::Bool) && !Failed) {
-      fail(DiagKind::TypeMismatch, E.Loc,
-           fmt::format("expected a bool condition, got {}", typeName(V.T)));
-      return false;
-    }
+    if (LLVM_UNLIKELY(V.T != VT::Bool) && !Failed)
+      return notBool(E, V);
     return V.I != 0;
   }
+  LLVM_ATTRIBUTE_NOINLINE int64_t notInt(Expr &E, Value V, const char *What);
+  LLVM_ATTRIBUTE_NOINLINE bool notBool(Expr &E, Value V);
+  /// The errors of a binary operator (type, overflow, division by zero).
+  LLVM_ATTRIBUTE_NOINLINE Value binaryError(BinaryExpr &B, Value L, Value R);
   Value callFn(CallExpr &C, const std::map<std::string, int64_t> *ArgOverrides);
+
+  // --- bodies as register code (EvaluateCode.h, EvaluateRun.cpp) -----------
+  /// F's code, compiled on first use.
+  FnCode &codeOf(FnDecl &F);
+  /// Registers a call of F needs (its slots, and its code's).
+  size_t frameSize(FnDecl &F);
+  /// Runs F's body in the frame at Base: as code, or with the walker
+  /// (FrontendOptions::TreeWalk).
+  Flow runBody(FnDecl &F);
+  /// Runs FC in the frame at Base (its constants loaded first).
+  Flow runCode(const FnCode &FC);
+  Flow run(const FnCode &FC);
+  LLVM_ATTRIBUTE_NOINLINE void budgetRanOut(const FnCode &FC, const Op &O);
 
   // --- statements and actions (EvaluateStmt.cpp) ----------------------------
   Flow exec(Stmt &S);
@@ -117,6 +153,9 @@ private:
   Flow execRank(RankStmt &R);
   void emitActions(std::vector<ActionNode> &As);
   bool resolveCompute(ComputeRef &R, ir::Action &Out);
+  /// resolveCompute's checks once the numbers are known (St unused when R
+  /// has no stage).
+  bool checkCompute(ComputeRef &R, int64_t Mb, int64_t St, ir::Action &Out);
   /// emitActions for a literal list (pps/frontend/LiteralList.h): the same
   /// steps, checks, diagnostics and actions as the ActionNodes the grammar
   /// gives for its text.
@@ -159,7 +198,20 @@ private:
   std::set<std::string> &Used;
   ir::Schedule Out;
 
+  /// Frames of values: [0, Top) in use (the vector only grows).
   std::vector<Value> Stack;
+  size_t Top = 0;
+  /// Pushes a frame of N values whose first Slots start as the integer 0
+  /// (the rest are written before they are read) and returns its base.
+  size_t pushFrame(size_t N, size_t Slots) {
+    size_t B = Top;
+    if (Stack.size() < B + N)
+      Stack.resize(std::max(B + N, Stack.size() * 2));
+    for (size_t I = 0; I < Slots; ++I)
+      Stack[B + I] = Value();
+    Top = B + N;
+    return B;
+  }
   size_t Base = 0;
   std::vector<std::vector<int64_t>> Arrays;
   uint64_t StepsLeft;
@@ -175,6 +227,13 @@ private:
   std::string CallName;
   /// The calls being evaluated, outermost first (for error notes).
   std::vector<CallExpr *> Calls;
+
+  /// Each fn's code: checked, and with the sizes as registers (ConstsReady).
+  llvm::DenseMap<std::pair<FnDecl *, unsigned>, std::unique_ptr<FnCode>> Code;
+  /// While the pipeline's schedule call runs, the sizes cannot change: the
+  /// values of P, S, M, V and D (indexed by Builtin), read without checks.
+  bool ConstsReady = false;
+  int64_t Consts[size_t(Builtin::D) + 1] = {};
 
   // topology as declared so far
   PipelineDecl *Pl = nullptr;

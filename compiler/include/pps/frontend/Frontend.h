@@ -45,6 +45,11 @@ struct FrontendOptions {
   /// the same AST meaning, IR, locations and diagnostics at a fraction of
   /// the time and memory. Off only where tests compare the two.
   bool LiteralLists = true;
+  /// Run schedule and fn bodies with the tree-walking interpreter instead
+  /// of compiling them to register code: the same steps, IR and
+  /// diagnostics, several times slower. Off only where tests compare the
+  /// two.
+  bool TreeWalk = false;
 };
 
 /// A directory searched for the standard library, and why it is searched
