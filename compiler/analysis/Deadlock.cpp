@@ -39,8 +39,8 @@ bool satisfied(const ir::Schedule &S, const Matching &M,
   uint32_t Y = M.Partner[M.Ids.gid(Rank, I)];
   if (Y == NoAction)
     return false;
-  int32_t Q = A.Peer;
-  size_t YL = M.Ids.indexOf(Y);
+  int32_t Q = A.Peer; // a partner is on the peer's rank
+  size_t YL = M.Ids.indexOn(Q, Y);
   if (Q == Rank && YL >= Start && YL < End)
     return true; // both ends in the group being posted
   const DeadlockResult::RankState &QS = R.Ranks[Q];
@@ -93,7 +93,7 @@ bool walk(const ir::Schedule &S, const Matching &M, DeadlockResult &R) {
         if (Y == NoAction || (Eager && !ir::isSend(Acts[I].Kind)))
           continue;
         int32_t Q = Acts[I].Peer;
-        uint32_t YL = uint32_t(M.Ids.indexOf(Y));
+        uint32_t YL = uint32_t(M.Ids.indexOn(Q, Y));
         if (Q == Rk && YL >= Start && YL < End)
           continue;
         DeadlockResult::RankState &QS = R.Ranks[Q];

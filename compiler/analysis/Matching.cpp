@@ -156,7 +156,7 @@ void Matcher::run() {
       uint32_t Sd = ChanSends[Ch][Ord];
       M.Partner[G] = Sd;
       M.Partner[Sd] = G;
-      const Action &SA = S.Ranks[A.Peer].Actions[M.Ids.indexOf(Sd)];
+      const Action &SA = S.Ranks[A.Peer].Actions[M.Ids.indexOn(A.Peer, Sd)];
       if (!schema::commsMatch(SA.Kind, SA.Microbatch, SA.Stage, A.Kind,
                               A.Microbatch, A.Stage) &&
           CM.BadCount++ == 0) {

@@ -503,6 +503,12 @@ private:
       size_t Br = emit(OpCode::BranchFalse, C, 0, 0, I.Cond.get());
       TempTop = SavedTop;
       block(I.Then);
+      if (I.Else.empty()) {
+        // No jump over an empty else (the then side's pending steps go to
+        // a Nop only it runs).
+        Code.Ops[Br].B = label();
+        break;
+      }
       size_t J = emit(OpCode::Jump);
       Code.Ops[Br].B = label();
       block(I.Else);

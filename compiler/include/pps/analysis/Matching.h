@@ -54,6 +54,11 @@ struct ActionIds {
   }
   int32_t rankOf(uint32_t G) const;
   size_t indexOf(uint32_t G) const { return G - Base[size_t(rankOf(G))]; }
+  /// indexOf(G) when G is known to be on Rank (a comm's partner is on its
+  /// peer's rank): no search.
+  size_t indexOn(int32_t Rank, uint32_t G) const {
+    return G - Base[size_t(Rank)];
+  }
   uint32_t size() const { return Base.empty() ? 0 : Base.back(); }
 };
 
