@@ -90,7 +90,7 @@ std::string Problem::validate() const {
   return {};
 }
 
-int64_t memoryDelta(JobKind K) {
+int64_t memoryDeltaRule(JobKind K) {
   // In a valid order (F, I, W of each (m, s) once, in dependency order):
   // F finds (m, s) not live, I finds it live with a W to come, W finds it
   // live after its I.
@@ -98,21 +98,6 @@ int64_t memoryDelta(JobKind K) {
   return analysis::wholeUnits(analysis::memoryDelta(
       analysis::MemoryModel::chunks(), E, /*Live=*/K != JobKind::F,
       /*InputDone=*/K == JobKind::W));
-}
-
-std::optional<Job> Problem::producerOf(const Job &J) const {
-  schema::Producer Pr = schema::producerOf(actionKind(J.Kind), J.Mb, J.Stage,
-                                           {Stages, Microbatches, 1});
-  switch (Pr.What) {
-  case schema::Needs::Nothing:
-    return std::nullopt;
-  case schema::Needs::F:
-    return Job{JobKind::F, Pr.Mb, Pr.Stage};
-  case schema::Needs::BorI:
-  case schema::Needs::I:
-    return Job{JobKind::I, Pr.Mb, Pr.Stage};
-  }
-  return std::nullopt;
 }
 
 /// The producer of a job (-1 if none) as a dense index.
@@ -309,11 +294,21 @@ bool repairOrder(const Problem &P, Order &O, unsigned MaxMoves) {
   }
   if (Total != size_t(N))
     return false;
+  // Each job's producer (a dense index, -1 for none), found once: the
+  // scans below ask again for every job after each move.
+  std::vector<int32_t> ProdOf(N, -1);
+  for (int32_t K = 0; K < 3; ++K)
+    for (int32_t St = 0; St < P.Stages; ++St)
+      for (int32_t Mb = 0; Mb < P.Microbatches; ++Mb)
+        ProdOf[P.index(JobKind(K), St, Mb)] =
+            producerOf(P, Job{JobKind(K), Mb, St});
   auto Ready = [&](const Job &J) {
-    int32_t Prod = producerOf(P, J);
+    int32_t Prod = ProdOf[P.index(J.Kind, J.Stage, J.Mb)];
     return Prod < 0 || Done[Prod];
   };
   std::vector<size_t> Ptr(P.Ranks, 0);
+  // Memory after each rank's jobs before Ptr (moves never reorder those).
+  std::vector<int64_t> MemAtPtr(P.Ranks, 0);
   size_t Finished = 0;
   while (Finished < Total) {
     bool Progress = false;
@@ -322,6 +317,7 @@ bool repairOrder(const Problem &P, Order &O, unsigned MaxMoves) {
       while (Ptr[R] < Jobs.size() && Ready(Jobs[Ptr[R]])) {
         const Job &J = Jobs[Ptr[R]++];
         Done[P.index(J.Kind, J.Stage, J.Mb)] = 1;
+        MemAtPtr[R] += memoryDelta(J.Kind);
         ++Finished;
         Progress = true;
       }
@@ -335,14 +331,12 @@ bool repairOrder(const Problem &P, Order &O, unsigned MaxMoves) {
     for (int Pass = 0; Pass < 2 && !Moved; ++Pass)
       for (int32_t R = 0; R < P.Ranks && !Moved; ++R) {
         std::vector<Job> &Jobs = O.Ranks[R];
-        int64_t Mem = 0;
-        for (size_t K = 0; K < Ptr[R]; ++K)
-          Mem += memoryDelta(Jobs[K].Kind);
+        int64_t Mem = MemAtPtr[R];
         int64_t Peak = Mem;
         for (size_t K = Ptr[R]; K < Jobs.size(); ++K) {
           const Job &J = Jobs[K];
           bool IsF = J.Kind == JobKind::F;
-          if (Ready(J) && (Pass == 1) == IsF &&
+          if ((Pass == 1) == IsF && Ready(J) &&
               (!IsF || Peak + memoryDelta(J.Kind) <= P.MemoryLimit)) {
             std::rotate(Jobs.begin() + Ptr[R], Jobs.begin() + K,
                         Jobs.begin() + K + 1);

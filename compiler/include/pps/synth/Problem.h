@@ -42,7 +42,15 @@ inline ir::ActionKind actionKind(JobKind K) {
 /// memory analysis' rule (pps/analysis/Memory.h) for a valid order, where
 /// every (m, s) has its F, I and W once, in dependency order: F acquires,
 /// I frees nothing (its W follows), W frees the chunk.
-int64_t memoryDelta(JobKind K);
+/// (The searches ask per job: the three answers of memoryDeltaRule, the
+/// rule worked out from the memory analysis, are read from a table.)
+int64_t memoryDeltaRule(JobKind K);
+inline int64_t memoryDelta(JobKind K) {
+  static const int64_t Table[3] = {memoryDeltaRule(JobKind::F),
+                                   memoryDeltaRule(JobKind::I),
+                                   memoryDeltaRule(JobKind::W)};
+  return Table[size_t(K)];
+}
 
 /// One compute: kind, microbatch, stage.
 struct Job {
@@ -97,7 +105,21 @@ struct Problem {
   }
   /// The job J waits for (the schema's producer rule; the I of stage s+1
   /// stands for its backward), or none for F on the first stage.
-  std::optional<Job> producerOf(const Job &J) const;
+  /// (Inline: the evaluator and the greedy search ask per job.)
+  std::optional<Job> producerOf(const Job &J) const {
+    schema::Producer Pr = schema::producerOf(actionKind(J.Kind), J.Mb, J.Stage,
+                                             {Stages, Microbatches, 1});
+    switch (Pr.What) {
+    case schema::Needs::Nothing:
+      return std::nullopt;
+    case schema::Needs::F:
+      return Job{JobKind::F, Pr.Mb, Pr.Stage};
+    case schema::Needs::BorI:
+    case schema::Needs::I:
+      return Job{JobKind::I, Pr.Mb, Pr.Stage};
+    }
+    return std::nullopt;
+  }
   /// Stages of a rank, ascending.
   llvm::SmallVector<int32_t, 4> stagesOf(int32_t Rank) const;
   /// Empty if the problem is well formed, else what is wrong (lowercase).
