@@ -71,11 +71,12 @@ void writeGantt(const ir::Schedule &S, const sim::SimResult &R,
   Width = std::max(Width, 10u);
   // One column per unit when it fits, else scaled.
   double Scale = 1.0;
-  unsigned Cols = unsigned(std::ceil(T - 1e-9));
-  if (Cols > Width) {
+  double Units = std::ceil(T - 1e-9); // compared as a double: T may be huge
+  unsigned Cols = Width;
+  if (Units > Width)
     Scale = T / Width;
-    Cols = Width;
-  }
+  else
+    Cols = unsigned(Units);
   Cols = std::max(Cols, 1u);
   auto Col = [&](double X) {
     long C = std::lround(X / Scale);

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "pps/driver/Command.h"
+#include "pps/support/Printable.h"
 
 #include <fmt/format.h>
 
@@ -33,7 +34,7 @@ static int runCheck() {
         "{}: checked: pipeline '{}', {} ranks, {} stages, {} microbatches, "
         "{} actions; not linted (ppsc lint verifies completeness, "
         "dependencies, comms, deadlock and memory)\n",
-        opts::Input.getValue(), Sched->Name, Sched->Topo.Ranks,
+        printable(opts::Input.getValue()), Sched->Name, Sched->Topo.Ranks,
         Sched->Topo.Stages, Sched->Topo.Microbatches, Sched->numActions());
   return ExitOk;
 }

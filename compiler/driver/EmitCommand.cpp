@@ -8,6 +8,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
+
 namespace pps::driver {
 
 static llvm::cl::SubCommand
@@ -53,6 +56,23 @@ bool emitTorchTarget(Session &Sn, const ir::Schedule &S,
                     S.Topo.Directions));
     return false;
   }
+  // PyTorch's format spells idle(t) as t empty cells: bound what a short
+  // input can make us write.
+  if (!WithComms) {
+    double Cells = 0;
+    for (const ir::RankProgram &R : S.Ranks)
+      for (const ir::Action &A : R.Actions)
+        if (A.Kind == ir::ActionKind::Idle)
+          Cells += std::max(1.0, std::round(double(A.idleTime())));
+    if (Cells > double(opts::MaxActions)) {
+      Sn.Diags.report(DiagKind::LimitExceeded, S.DeclLoc,
+                      fmt::format("the torch target writes idle(t) as t empty "
+                                  "cells: {:g} cells, more than the limit of "
+                                  "{} (--max-actions)",
+                                  Cells, opts::MaxActions.getValue()));
+      return false;
+    }
+  }
   backends::emitTorchCsv(S, OS, {WithComms});
   return true;
 }
@@ -95,11 +115,14 @@ static int runEmit() {
   std::optional<ir::Schedule> Sched = S.load();
   passes::AnalysisResults Results;
   bool Ok = Sched && runPipeline(S, *Sched, T->Goal, Results);
-  std::unique_ptr<llvm::raw_ostream> OS;
+  std::unique_ptr<OutputFile> OS;
   if (Ok)
     OS = S.openOutput();
   if (OS)
     Ok = T->Fn(S, *Sched, *OS);
+  // A failed emitter's output never replaces a file.
+  if (OS && (Ok || !OS->isAtomic()))
+    Ok &= S.commitOutput(*OS);
   S.flushDiagnostics();
   return Ok && OS ? ExitOk : ExitDiagnostics;
 }

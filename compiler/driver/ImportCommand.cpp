@@ -70,13 +70,16 @@ static int runImport() {
 
   std::optional<ir::Schedule> Sched =
       import::importTorchCsvFile(opts::Input, S.SM, S.Diags, O);
-  std::unique_ptr<llvm::raw_ostream> OS;
+  std::unique_ptr<OutputFile> OS;
   if (Sched)
     OS = S.openOutput();
-  if (OS)
+  bool Written = false;
+  if (OS) {
     backends::printPps(*Sched, *OS);
+    Written = S.commitOutput(*OS);
+  }
   S.flushDiagnostics();
-  return Sched && OS ? ExitOk : ExitDiagnostics;
+  return Written ? ExitOk : ExitDiagnostics;
 }
 
 static CommandRegistration Reg(ImportCmd, runImport);

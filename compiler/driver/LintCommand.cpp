@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "pps/driver/Pipeline.h"
+#include "pps/support/Printable.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -126,8 +127,8 @@ Outcome lintOne(Lint &L) {
                                            Results.PeakMemory.end()));
     llvm::errs() << fmt::format(
         "{}: ok: pipeline '{}'{}; {} actions on {} ranks{}{}\n",
-        opts::Input.getValue(), Sched->Name, Claim, Sched->numActions(),
-        Sched->Topo.Ranks, Peak,
+        printable(opts::Input.getValue()), Sched->Name, Claim,
+        Sched->numActions(), Sched->Topo.Ranks, Peak,
         Warnings
             ? fmt::format("; {} warning{}", Warnings, Warnings == 1 ? "" : "s")
             : std::string());

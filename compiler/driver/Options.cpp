@@ -61,6 +61,23 @@ cl::list<std::string>
                           "(silenced); KIND as in [brackets]"),
                  cl::value_desc("error|error=KIND|no-error=KIND|no-KIND"),
                  cl::Prefix, cl::sub(all()), cl::cat(Category));
+cl::opt<uint64_t>
+    MaxActions("max-actions",
+               cl::desc("Most actions the schedule may have, sends and "
+                        "receives included (default 16777216)"),
+               cl::value_desc("N"), cl::init(ir::DefaultMaxActions),
+               cl::sub(all()), cl::cat(Category));
+cl::opt<std::string> MaxInputSize(
+    "max-input-size",
+    cl::desc("Largest input file read, in bytes (suffix K, M or G; default "
+             "16M)"),
+    cl::value_desc("bytes"), cl::init("16M"), cl::sub(all()),
+    cl::cat(Category));
+cl::opt<std::string>
+    ImportRoot("import-root",
+               cl::desc("Refuse imports that resolve outside <dir> (the -I "
+                        "directories and the stdlib stay reachable)"),
+               cl::value_desc("dir"), cl::sub(all()), cl::cat(Category));
 // LLVM itself registers --color, so ours has a longer name.
 cl::opt<std::string> Color("diagnostics-color",
                            cl::desc("Colour diagnostics: auto, always, never"),

@@ -138,6 +138,7 @@ bool runPipeline(Session &Sess, ir::Schedule &S, PipelineGoal Goal,
   pipeline::addPasses(PM, S, Config);
 
   passes::PassContext Ctx{Sess.Diags, {}};
+  Ctx.MaxActions = opts::MaxActions;
   bool Ok = PM.run(S, Ctx);
   Results = std::move(Ctx.Results);
   return Ok;

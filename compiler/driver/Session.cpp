@@ -19,7 +19,26 @@ static std::string &toolNameStorage() {
 const std::string &toolName() { return toolNameStorage(); }
 void setToolName(std::string Name) { toolNameStorage() = std::move(Name); }
 
+/// The value of --max-input-size in bytes ("16M", "1G", "65536"), if it is
+/// one SourceManager can hold (offsets are 32-bit).
+static std::optional<uint64_t> maxInputBytes() {
+  llvm::StringRef Text = llvm::StringRef(opts::MaxInputSize).trim();
+  uint64_t Unit = 1;
+  if (Text.consume_back("K") || Text.consume_back("k"))
+    Unit = uint64_t(1) << 10;
+  else if (Text.consume_back("M"))
+    Unit = uint64_t(1) << 20;
+  else if (Text.consume_back("G"))
+    Unit = uint64_t(1) << 30;
+  uint64_t N;
+  if (Text.getAsInteger(10, N) || N == 0 || N > (uint64_t(1) << 32) / Unit ||
+      N * Unit >= (uint64_t(1) << 32))
+    return std::nullopt;
+  return N * Unit;
+}
+
 Session::Session() : Diags(SM) {
+  SM.setMaxFileSize(maxInputBytes().value_or(DefaultMaxInputBytes));
   Diags.setToolName(toolName());
   Diags.setErrorLimit(opts::ErrorLimit);
   // main() checked the -W flags (warningOptions with a reporting engine);
@@ -102,6 +121,36 @@ bool Session::frontendOptions(frontend::FrontendOptions &Out) {
   Out.ImportPaths.assign(opts::ImportPaths.begin(), opts::ImportPaths.end());
   Out.PipelineName = opts::PipelineName;
   Out.StepBudget = opts::StepBudget;
+  Out.MaxActions = opts::MaxActions;
+  bool Ok = true;
+  auto Bad = [&](std::string Message) {
+    Diags.report(DiagKind::Usage, NoLoc, std::move(Message));
+    Ok = false;
+  };
+  for (const llvm::cl::opt<int> *O :
+       {&opts::Ranks, &opts::Microbatches, &opts::Stages})
+    if (O->getNumOccurrences() && *O < 1)
+      Bad(fmt::format("--{} must be at least 1, got {}", O->ArgStr.str(),
+                      O->getValue()));
+  if (opts::MaxActions < 1 || opts::MaxActions > (uint64_t(1) << 31))
+    Bad(fmt::format("--max-actions must be between 1 and {}, got {}",
+                    uint64_t(1) << 31, opts::MaxActions.getValue()));
+  if (!maxInputBytes())
+    Bad(fmt::format("--max-input-size must be a number of bytes from 1 to "
+                    "4294967295, with an optional K, M or G suffix, got "
+                    "'{}'",
+                    opts::MaxInputSize.getValue()));
+  if (!opts::ImportRoot.empty()) {
+    llvm::SmallString<256> Root;
+    if (llvm::sys::fs::real_path(opts::ImportRoot, Root) ||
+        !llvm::sys::fs::is_directory(Root))
+      Bad(fmt::format("--import-root '{}' is not a directory",
+                      opts::ImportRoot.getValue()));
+    else
+      Out.ImportRoot = std::string(Root.str());
+  }
+  if (!Ok)
+    return false;
   if (opts::Ranks > 0)
     Out.Overrides["ranks"] = opts::Ranks;
   if (opts::Microbatches > 0)
@@ -154,17 +203,21 @@ void Session::flushDiagnostics() {
   Diags.print(llvm::errs(), DiagFormat::Text);
 }
 
-std::unique_ptr<llvm::raw_ostream> Session::openOutput(llvm::StringRef Path) {
-  std::error_code EC;
-  auto OS = std::make_unique<llvm::raw_fd_ostream>(Path.empty() ? "-" : Path,
-                                                   EC, llvm::sys::fs::OF_None);
-  if (EC) {
-    Diags.report(DiagKind::FileError, NoLoc,
-                 fmt::format("cannot open '{}' for writing: {}", Path.str(),
-                             EC.message()));
-    return nullptr;
-  }
+std::unique_ptr<OutputFile> Session::openOutput(llvm::StringRef Path) {
+  std::string Error;
+  std::unique_ptr<OutputFile> OS = OutputFile::create(
+      Path.empty() ? "-" : Path.str(), Error, SM.inputIdentities());
+  if (!OS)
+    Diags.report(DiagKind::FileError, NoLoc, std::move(Error));
   return OS;
+}
+
+bool Session::commitOutput(OutputFile &OS) {
+  std::string Error;
+  if (OS.commit(Error))
+    return true;
+  Diags.report(DiagKind::FileError, NoLoc, std::move(Error));
+  return false;
 }
 
 } // namespace pps::driver

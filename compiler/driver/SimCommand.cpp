@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 #include "pps/backends/Trace.h"
 #include "pps/driver/Pipeline.h"
+#include "pps/frontend/Limits.h"
 #include "pps/sim/CommVolume.h"
 #include "pps/sim/Simulator.h"
 
@@ -249,8 +250,9 @@ static int runSim() {
   if (AsyncComm)
     SO.BlockingComm = false;
   if (LatencyOpt.getNumOccurrences()) {
-    if (!(LatencyOpt >= 0))
-      return usage("--latency must be a time >= 0");
+    if (!(LatencyOpt >= 0) || LatencyOpt > frontend::MaxTime)
+      return usage(fmt::format("--latency must be a time from 0 to {:.10g}",
+                               frontend::MaxTime));
     SO.Latency = LatencyOpt;
   }
   if (Timing == "comms")
@@ -357,7 +359,7 @@ static int runSim() {
   std::vector<std::string> Written;
   for (const OutFile *F : Files) {
     std::string Path = Files.size() > 1 ? Base + F->Ext : opts::Output;
-    std::unique_ptr<raw_ostream> OS = S.openOutput(Path);
+    std::unique_ptr<OutputFile> OS = S.openOutput(Path);
     if (!OS) {
       S.flushDiagnostics();
       return ExitDiagnostics;
@@ -380,9 +382,14 @@ static int runSim() {
       backends::writeFiguresJson(*Sched, R, *OS, VolP, VOP);
     if (K & OutCsv)
       backends::writeActionCsv(*Sched, R, *OS);
-    OS->flush();
+    if (!S.commitOutput(*OS)) {
+      S.flushDiagnostics();
+      return ExitDiagnostics;
+    }
     Written.push_back(Path);
   }
+  // A deadlocked simulation is drawn up to where each rank blocks; every
+  // file is written whole (temporary file, renamed) or not at all.
   bool Failed = R.Deadlocked || S.Diags.hasErrors();
   S.flushDiagnostics();
   if (Files.size() > 1 && opts::DiagnosticsFormat == "text")

@@ -21,6 +21,7 @@
 //===----------------------------------------------------------------------===//
 #include "pps/backends/PpsPrinter.h"
 #include "pps/driver/Pipeline.h"
+#include "pps/frontend/Limits.h"
 #include "pps/sim/Simulator.h"
 #include "pps/synth/Algorithms.h"
 #include "pps/synth/SynthPass.h"
@@ -89,6 +90,9 @@ static std::string parseCosts(StringRef Text, synth::JobCost &C) {
     double V;
     if (Value.trim().getAsDouble(V) || !std::isfinite(V) || V < 0)
       return fmt::format("cost '{}' needs a number >= 0", Part.str());
+    if (V > frontend::MaxTime)
+      return fmt::format("cost '{}' must be at most {:.10g} time units",
+                         Part.str(), frontend::MaxTime);
     if (Key.equals_insensitive("F"))
       C.F = V;
     else if (Key.equals_insensitive("B") || Key.equals_insensitive("I"))
@@ -128,8 +132,10 @@ static std::string problemFromFlags(synth::Problem &P) {
     if (!Err.empty())
       return "--cost: " + Err;
   }
-  if (!(LatencyOpt >= 0) || !std::isfinite(LatencyOpt))
-    return "--comm-latency must be >= 0";
+  if (!(LatencyOpt >= 0) || !std::isfinite(LatencyOpt) ||
+      LatencyOpt > frontend::MaxTime)
+    return fmt::format("--comm-latency must be a time from 0 to {:.10g}",
+                       frontend::MaxTime);
   if (opts::Stages > 100000)
     return "--stages is too large";
   // --stages S: several stages per rank (interleaved loop, or a deeper V).
@@ -277,15 +283,16 @@ static int runSynth() {
                                num(Sim.Makespan), num(Res->Eval.Makespan)));
     return S.finish(ExitDiagnostics);
   }
-  std::unique_ptr<raw_ostream> OS = S.openOutput();
+  std::unique_ptr<OutputFile> OS = S.openOutput();
   if (!OS) {
     S.flushDiagnostics();
     return ExitDiagnostics;
   }
   printFigures(*OS, P, *Res, Sim, Seconds);
   backends::printPps(Sched, *OS);
+  bool Written = S.commitOutput(*OS);
   S.flushDiagnostics();
-  return ExitOk;
+  return Written ? ExitOk : ExitDiagnostics;
 }
 
 static CommandRegistration Reg(SynthCmd, runSynth);

@@ -136,6 +136,30 @@ static bool isSubcommand(llvm::StringRef Arg) {
   return false;
 }
 
+/// Flushes the standard streams and turns a write error on them (stdout on
+/// a full disk or a closed pipe, say) into a file-error and exit code 1,
+/// instead of the "IO failure" abort llvm's raw_ostream would give at exit.
+static int finishStandardStreams(int Code) {
+  llvm::outs().flush();
+  if (llvm::outs().has_error()) {
+    std::error_code EC = llvm::outs().error();
+    llvm::outs().clear_error();
+    llvm::errs() << fmt::format(
+        "{}: error: cannot write standard output: {} [file-error]\n",
+        toolName(), EC.message());
+    if (Code == ExitOk)
+      Code = ExitDiagnostics;
+  }
+  llvm::errs().flush();
+  if (llvm::errs().has_error()) {
+    // Nowhere left to say it; the exit code still does.
+    llvm::errs().clear_error();
+    if (Code == ExitOk)
+      Code = ExitDiagnostics;
+  }
+  return Code;
+}
+
 } // namespace pps::driver
 
 int main(int argc, char **argv) {
@@ -206,5 +230,5 @@ int main(int argc, char **argv) {
     if (!Ok)
       return S.finish(ExitUsage);
   }
-  return Active->Fn();
+  return finishStandardStreams(Active->Fn());
 }

@@ -12,6 +12,7 @@
 #include "llvm/ADT/StringSwitch.h"
 
 #include <cmath>
+#include <limits>
 #include <tuple>
 
 namespace pps::frontend::eval {
@@ -172,15 +173,31 @@ std::optional<int64_t> Evaluator::sizeField(PipelineItem &I, const char *Name,
   return V;
 }
 
-bool Evaluator::quantityOk(const Quantity &Q, const char *What,
-                           bool AllowZero) {
+bool Evaluator::quantityOk(const Quantity &Q, const char *What, bool AllowZero,
+                           double Max) {
   if (!std::isfinite(Q.Value) || Q.Value < 0 || (!AllowZero && Q.Value == 0)) {
     fail(DiagKind::InvalidValue, Q.Loc,
          fmt::format("{} must be a {} finite number", What,
                      AllowZero ? "non-negative" : "positive"));
     return false;
   }
+  if (Q.Value > Max) {
+    fail(DiagKind::OutOfRange, Q.Loc,
+         fmt::format("{} must be at most {:.10g} time units, got {:.10g}", What,
+                     Max, Q.Value));
+    return false;
+  }
   return true;
+}
+
+bool Evaluator::convertedOk(const Quantity &Q, double Value, double Max,
+                            const char *What, const char *Unit) {
+  if (Value <= Max)
+    return true;
+  fail(DiagKind::OutOfRange, Q.Loc,
+       fmt::format("{} must be at most {:.10g} {}, got {:.10g}", What, Max,
+                   Unit, Value));
+  return false;
 }
 
 static std::optional<double> bytesUnit(llvm::StringRef U) {
@@ -334,7 +351,9 @@ void Evaluator::applyComm(PipelineItem &I) {
       continue;
     }
     const Quantity &Q = *E.Value;
-    if (!quantityOk(Q, E.Key.c_str(), K != "bandwidth"))
+    // Latencies and sizes are checked once converted from their units.
+    if (!quantityOk(Q, E.Key.c_str(), K != "bandwidth",
+                    std::numeric_limits<double>::infinity()))
       continue;
     if (K == "latency") {
       auto F = msPerUnit(Q.Unit);
@@ -344,6 +363,8 @@ void Evaluator::applyComm(PipelineItem &I) {
                          Q.Unit));
         continue;
       }
+      if (!convertedOk(Q, Q.Value * *F, MaxTime, "latency", "time units"))
+        continue;
       C.Latency = Q.Value * *F;
       continue;
     }
@@ -370,7 +391,23 @@ void Evaluator::applyComm(PipelineItem &I) {
                        Q.Unit));
       continue;
     }
+    if (!convertedOk(Q, Q.Value * *BF, MaxMessageBytes, E.Key.c_str(), "bytes"))
+      continue;
     (K == "activation" ? C.ActivationBytes : C.GradientBytes) = Q.Value * *BF;
+  }
+  // One message must fit the time limit too (a tiny bandwidth makes a
+  // small size take forever).
+  for (ir::ActionKind K : {ir::ActionKind::SendF, ir::ActionKind::SendB}) {
+    double T = C.messageTime(K);
+    if (T > MaxTime) {
+      fail(
+          DiagKind::OutOfRange, I.Loc,
+          fmt::format("one {} message would take {:.10g} time units (latency + "
+                      "size / bandwidth), more than the limit of {:.10g}",
+                      K == ir::ActionKind::SendF ? "activation" : "gradient", T,
+                      MaxTime));
+      return;
+    }
   }
 }
 

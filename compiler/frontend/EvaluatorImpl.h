@@ -169,9 +169,11 @@ private:
            "action outside a rank block; wrap it in 'rank r { ... }'");
       return nullptr;
     }
-    if (LLVM_UNLIKELY(++Emitted > MaxActions)) {
-      fail(DiagKind::OutOfRange, L,
-           fmt::format("the schedule emits more than {} actions", MaxActions));
+    if (LLVM_UNLIKELY(++Emitted > Opts.MaxActions)) {
+      fail(DiagKind::LimitExceeded, L,
+           fmt::format("the schedule emits more than {} actions (raise the "
+                       "limit with --max-actions=N)",
+                       Opts.MaxActions));
       return nullptr;
     }
     auto &V = Out.Ranks[CurRank].Actions;
@@ -184,7 +186,14 @@ private:
   bool ensureReady(LocId L);
   void applyCost(PipelineItem &I);
   void applyComm(PipelineItem &I);
-  bool quantityOk(const Quantity &Q, const char *What, bool AllowZero = true);
+  /// A finite number >= 0 (> 0 without AllowZero) and at most Max (MaxTime
+  /// for times): else an error at Q and false.
+  bool quantityOk(const Quantity &Q, const char *What, bool AllowZero = true,
+                  double Max = MaxTime);
+  /// A value derived from Q by a unit (a latency in s, a size in GiB) at
+  /// most Max: else an error at Q and false.
+  bool convertedOk(const Quantity &Q, double Value, double Max,
+                   const char *What, const char *Unit);
   std::optional<int64_t> sizeField(PipelineItem &I, const char *Name,
                                    int64_t Min, int64_t Max);
 

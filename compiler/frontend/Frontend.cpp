@@ -34,18 +34,6 @@ namespace pps::frontend {
 #define PPS_STDLIB_RELDIR "../share/pps/stdlib"
 #endif
 
-/// Paths come from the environment: control characters are shown escaped.
-static std::string printablePath(llvm::StringRef P) {
-  std::string Out;
-  for (unsigned char C : P) {
-    if (C < 0x20 || C == 0x7f)
-      Out += fmt::format("\\x{:02x}", C);
-    else
-      Out += char(C);
-  }
-  return Out;
-}
-
 /// The stdlib next to the running program's own file. On Linux that is
 /// /proc/self/exe with symlinks resolved, so a link to ppsc from a bin
 /// directory on PATH still finds the tree ppsc lives in.
@@ -135,6 +123,11 @@ private:
   /// std.x;` and implicit schedule names are looked for, and the tail of a
   /// plain import's candidates.
   llvm::ArrayRef<StdlibDir> searchPath();
+  /// Whether an import may read Path under --import-root: inside the root,
+  /// an -I directory or a stdlib directory. Resolved = false compares the
+  /// path as written (made absolute, dots removed) without touching the
+  /// file system; true compares the file's real path (links followed).
+  bool mayImport(llvm::StringRef Path, bool Resolved);
 
   SourceManager &SM;
   DiagnosticEngine &Diags;
@@ -174,6 +167,37 @@ std::string canonical(llvm::StringRef Path) {
   if (!llvm::sys::fs::real_path(Path, Real))
     return std::string(Real.str());
   return Path.str();
+}
+
+/// Path made absolute with "." and ".." removed, without resolving links.
+std::string lexicallyAbsolute(llvm::StringRef Path) {
+  llvm::SmallString<256> P(Path);
+  llvm::sys::fs::make_absolute(P);
+  llvm::sys::path::remove_dots(P, /*remove_dot_dot=*/true);
+  return std::string(P.str());
+}
+
+bool isUnder(llvm::StringRef Path, llvm::StringRef Dir) {
+  if (Dir.empty())
+    return false;
+  llvm::StringRef D = Dir.rtrim('/');
+  return Path.startswith(D) &&
+         (Path.size() == D.size() || Path[D.size()] == '/');
+}
+
+bool Loader::mayImport(llvm::StringRef Path, bool Resolved) {
+  if (Opts.ImportRoot.empty())
+    return true;
+  auto Norm = [&](llvm::StringRef P) {
+    return Resolved ? canonical(P) : lexicallyAbsolute(P);
+  };
+  std::string P = Norm(Path);
+  if (isUnder(P, Norm(Opts.ImportRoot)))
+    return true;
+  for (const StdlibDir &D : searchPath())
+    if (isUnder(P, Norm(D.Path)))
+      return true;
+  return false;
 }
 
 ast::Module *Loader::load(FileId File, const std::string &Key) {
@@ -263,17 +287,37 @@ void Loader::resolveImports(ast::Module &M) {
       }
     }
     std::string Found;
-    for (const std::string &C : Candidates)
-      if (llvm::sys::fs::is_regular_file(C)) {
-        Found = C;
-        break;
+    bool Refused = false;
+    for (const std::string &C : Candidates) {
+      // Outside the import root: not looked at, not even for existence.
+      if (!mayImport(C, /*Resolved=*/false)) {
+        Refused = true;
+        continue;
       }
+      if (!llvm::sys::fs::is_regular_file(C))
+        continue;
+      if (!mayImport(C, /*Resolved=*/true)) { // a link that leads out
+        Refused = true;
+        continue;
+      }
+      Found = C;
+      break;
+    }
+    if (Found.empty() && Refused) {
+      Diags.report(DiagKind::ImportOutsideRoot, I.Loc,
+                   fmt::format("import '{}' leaves the import root '{}' "
+                               "(--import-root); imports may reach only "
+                               "files under it, the -I directories and the "
+                               "standard library",
+                               I.Path, Opts.ImportRoot));
+      continue;
+    }
     if (Found.empty()) {
       auto &D = Diags.report(DiagKind::ImportNotFound, I.Loc,
                              fmt::format("cannot find module '{}'", I.Path));
       std::string Where;
       for (const std::string &C : Candidates)
-        Where += (Where.empty() ? "" : ", ") + printablePath(C);
+        Where += (Where.empty() ? "" : ", ") + C;
       D.note(I.Loc, fmt::format("looked for {}", Where));
       continue;
     }
@@ -330,9 +374,8 @@ void Loader::noteScheduleSearch(Diagnostic &D, LocId Loc,
     bool Exists = llvm::sys::fs::is_directory(Dirs[I].Path);
     if (I >= NumImportDirs)
       StdlibFound |= Exists;
-    Where += fmt::format(
-        "{}{} ({}{})", Where.empty() ? "" : ", ", printablePath(Dirs[I].Path),
-        printablePath(Dirs[I].Origin), Exists ? "" : ", no such directory");
+    Where += fmt::format("{}{} ({}{})", Where.empty() ? "" : ", ", Dirs[I].Path,
+                         Dirs[I].Origin, Exists ? "" : ", no such directory");
   }
   D.note(Loc, fmt::format("looked for {}.pps in {}", Name,
                           Where.empty() ? "no directory" : Where));

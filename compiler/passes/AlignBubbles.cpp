@@ -154,8 +154,21 @@ void AlignBubblesPass::run(Schedule &S, PassContext &Ctx) {
   Ctx.Results.Makespan = TL.Makespan;
   Eps = 1e-9 * std::max(1.0, TL.Makespan);
   warnReadyWork(S, U, TL, Ctx.Diags);
-  if (Opts.Insert)
-    insertIdle(S, U, TL);
+  if (!Opts.Insert)
+    return;
+  // The idle slots insertIdle will write (one per gap), counted first.
+  uint64_t Gaps = 0;
+  for (size_t R = 0; R < S.Ranks.size(); ++R) {
+    double Free = 0;
+    for (uint32_t Unit = U.RankBase[R]; Unit < U.RankBase[R + 1]; ++Unit) {
+      Gaps += TL.Start[Unit] - Free > Eps;
+      Free = TL.End[Unit];
+    }
+    Gaps += TL.Makespan - Free > Eps;
+  }
+  if (!checkActionLimit(S, Gaps, "idle slots", Ctx))
+    return;
+  insertIdle(S, U, TL);
 }
 
 std::unique_ptr<Pass> createAlignBubblesPass(AlignBubblesOptions Opts) {

@@ -93,6 +93,22 @@ size_t actionOfUnit(const Schedule &S, int32_t Rank, uint32_t LocalUnit) {
   return Acts.size() - 1;
 }
 
+/// Computes whose input comes from another rank: each gets one receive,
+/// and its producer one send.
+uint64_t crossRankInputs(const Schedule &S) {
+  const Topology &T = S.Topo;
+  uint64_t N = 0;
+  for (size_t R = 0; R < S.Ranks.size(); ++R)
+    for (const Action &A : S.Ranks[R].Actions) {
+      if (!isCompute(A.Kind))
+        continue;
+      schema::Producer P = analysis::producerOf(T, A);
+      N += P.CrossStage && P.Stage >= 0 && P.Stage < T.Stages &&
+           T.StageToRank[P.Stage] != int32_t(R);
+    }
+  return N;
+}
+
 } // namespace
 
 void InsertCommsPass::reportCycle(const Schedule &S, const UnitIndex &U,
@@ -156,6 +172,10 @@ void InsertCommsPass::run(Schedule &S, PassContext &Ctx) {
   if (T.Stages <= 0 || T.Microbatches <= 0 ||
       int32_t(S.Ranks.size()) != T.Ranks ||
       int32_t(T.StageToRank.size()) != T.Stages)
+    return;
+  // Every cross-rank dependency becomes a send and a receive, which may
+  // triple the schedule: count them before building anything per unit.
+  if (!checkActionLimit(S, 2 * crossRankInputs(S), "sends and receives", Ctx))
     return;
   UnitIndex U;
   U.build(S);

@@ -10,6 +10,25 @@
 
 namespace pps::passes {
 
+bool checkActionLimit(const ir::Schedule &S, uint64_t Added,
+                      llvm::StringRef What, PassContext &Ctx) {
+  uint64_t Have = S.numActions();
+  if (Have + Added <= Ctx.MaxActions)
+    return true;
+  std::string Msg =
+      Added ? fmt::format("adding {} {} would make {} actions, more than the "
+                          "limit of {}",
+                          Added, What.str(), Have + Added, Ctx.MaxActions)
+            : fmt::format("after {} the schedule has {} actions, more than "
+                          "the limit of {}",
+                          What.str(), Have, Ctx.MaxActions);
+  Ctx.Diags.report(DiagKind::LimitExceeded, S.DeclLoc, std::move(Msg))
+      .note(S.DeclLoc,
+            "each action costs about 65 bytes in lint and sim; raise the "
+            "limit with --max-actions=N");
+  return false;
+}
+
 bool PassManager::isDisabled(llvm::StringRef Name) const {
   return std::find(Opts.DisabledPasses.begin(), Opts.DisabledPasses.end(),
                    Name) != Opts.DisabledPasses.end();
@@ -52,6 +71,10 @@ bool PassManager::run(ir::Schedule &S, PassContext &Ctx) {
       Opts.Printer(S, Dump);
     }
     if (Ctx.Diags.numErrors() > ErrorsBefore)
+      Ok = false;
+    // Passes that add actions check before allocating; this catches any
+    // that did not, before the next pass works on the result.
+    if (Ok && !checkActionLimit(S, 0, P->name(), Ctx))
       Ok = false;
   }
   if (Opts.TimePasses) {

@@ -1,5 +1,6 @@
 //===- Diagnostics.cpp - the diagnostics engine ---------------------------===//
 #include "pps/support/Diagnostics.h"
+#include "pps/support/Printable.h"
 
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -79,7 +80,7 @@ std::string DiagnosticEngine::formatLoc(LocId Loc) const {
   if (!SM.isValid(Loc))
     return "<unknown>";
   SourcePos P = SM.resolve(Loc);
-  return fmt::format("{}:{}:{}", SM.fileName(P.File).str(), P.Line, P.Col);
+  return fmt::format("{}:{}:{}", printable(SM.fileName(P.File)), P.Line, P.Col);
 }
 
 void DiagnosticEngine::printText(llvm::raw_ostream &OS, const Diagnostic &D) {
@@ -97,7 +98,8 @@ void DiagnosticEngine::printText(llvm::raw_ostream &OS, const Diagnostic &D) {
     OS << severityName(S) << ": ";
     if (Color)
       OS.changeColor(llvm::raw_ostream::SAVEDCOLOR, true);
-    OS << Msg;
+    // Messages quote names, cells and paths from the input.
+    OS << printable(Msg);
     if (!Flag.empty())
       OS << " [" << Flag << "]";
     if (Color)
@@ -107,11 +109,10 @@ void DiagnosticEngine::printText(llvm::raw_ostream &OS, const Diagnostic &D) {
       return;
     llvm::StringRef Line = SM.lineText(Loc);
     SourcePos P = SM.resolve(Loc);
-    OS << Line << "\n";
-    // The caret goes under the column; tabs are kept so it lines up.
-    std::string Caret;
-    for (uint32_t I = 1; I < P.Col && I - 1 < Line.size(); ++I)
-      Caret += Line[I - 1] == '\t' ? '\t' : ' ';
+    OS << printable(Line, /*KeepTab=*/true) << "\n";
+    // The caret goes under the column of the line as printed; tabs are kept
+    // so it lines up.
+    std::string Caret = caretIndent(Line, P.Col);
     if (Color)
       OS.changeColor(llvm::raw_ostream::GREEN, true);
     OS << Caret << "^";
@@ -130,7 +131,7 @@ void DiagnosticEngine::printJson(llvm::raw_ostream &OS) {
     if (!SM.isValid(Loc))
       return nullptr;
     SourcePos P = SM.resolve(Loc);
-    return llvm::json::Object{{"file", SM.fileName(P.File)},
+    return llvm::json::Object{{"file", printable(SM.fileName(P.File))},
                               {"line", int64_t(P.Line)},
                               {"column", int64_t(P.Col)}};
   };
@@ -138,11 +139,11 @@ void DiagnosticEngine::printJson(llvm::raw_ostream &OS) {
     llvm::json::Array Notes;
     for (const DiagNote &N : D.Notes)
       Notes.push_back(llvm::json::Object{{"location", LocObj(N.Loc)},
-                                         {"message", N.Message}});
+                                         {"message", printable(N.Message)}});
     Arr.push_back(llvm::json::Object{{"kind", diagKindName(D.Kind)},
                                      {"severity", severityName(D.Sev)},
                                      {"location", LocObj(D.Loc)},
-                                     {"message", D.Message},
+                                     {"message", printable(D.Message)},
                                      {"notes", std::move(Notes)}});
   }
   llvm::json::Object Root{{"diagnostics", std::move(Arr)},

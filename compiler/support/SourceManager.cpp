@@ -5,6 +5,11 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstring>
 
@@ -34,58 +39,77 @@ FileId SourceManager::addBuffer(std::string Name, std::string Contents) {
   return Files.size() - 1;
 }
 
-/// Reads a regular file straight into a string: one copy of the text in
-/// memory, not a mapped buffer and a copy of it. False if it is not a
-/// regular file or cannot be read whole.
-static bool readRegularFile(llvm::StringRef Path, std::string &Out,
-                            std::error_code &EC) {
-  llvm::sys::fs::file_status St;
-  if ((EC = llvm::sys::fs::status(Path, St)) ||
-      St.type() != llvm::sys::fs::file_type::regular_file)
-    return false;
-  llvm::Expected<llvm::sys::fs::file_t> F =
-      llvm::sys::fs::openNativeFileForRead(Path);
-  if (!F) {
-    EC = llvm::errorToErrorCode(F.takeError());
-    return true;
-  }
-  Out.resize(size_t(St.getSize()));
-  size_t Done = 0;
-  while (Done < Out.size()) {
-    llvm::Expected<size_t> N = llvm::sys::fs::readNativeFile(
-        *F, llvm::MutableArrayRef<char>(&Out[Done], Out.size() - Done));
-    if (!N) {
-      EC = llvm::errorToErrorCode(N.takeError());
-      break;
-    }
-    if (*N == 0)
-      break;
-    Done += *N;
-  }
-  llvm::sys::fs::closeFile(*F);
-  Out.resize(Done); // the file shrank while being read
-  return true;
+/// "16 MiB", "1000 bytes": a limit as people say it.
+static std::string sizeText(uint64_t Bytes) {
+  if (Bytes >= (1 << 20) && Bytes % (1 << 20) == 0)
+    return fmt::format("{} MiB", Bytes >> 20);
+  if (Bytes >= (1 << 10) && Bytes % (1 << 10) == 0)
+    return fmt::format("{} KiB", Bytes >> 10);
+  return fmt::format("{} bytes", Bytes);
 }
 
 bool SourceManager::addFile(llvm::StringRef Path, FileId &Id,
                             std::string &Error) {
-  std::string Text;
-  std::error_code EC;
-  if (Path != "-" && readRegularFile(Path, Text, EC)) {
-    if (EC) {
+  namespace fs = llvm::sys::fs;
+  bool Stdin = Path == "-";
+  int FD = STDIN_FILENO;
+  if (!Stdin) {
+    if (std::error_code EC = fs::openFileForRead(Path, FD)) {
       Error = EC.message();
       return false;
     }
-    Id = addBuffer(Path.str(), std::move(Text));
-    return true;
   }
-  auto BufOrErr = llvm::MemoryBuffer::getFileOrSTDIN(Path, /*IsText=*/true);
-  if (!BufOrErr) {
-    Error = BufOrErr.getError().message();
+  auto Close = [&] {
+    if (!Stdin)
+      ::close(FD);
+  };
+  fs::file_status St;
+  if (std::error_code EC = fs::status(FD, St)) {
+    Error = EC.message();
+    Close();
     return false;
   }
-  Id = addBuffer(Path == "-" ? "<stdin>" : Path.str(),
-                 (*BufOrErr)->getBuffer().str());
+  if (fs::is_directory(St)) {
+    Error = std::make_error_code(std::errc::is_a_directory).message();
+    Close();
+    return false;
+  }
+  std::string TooBig =
+      fmt::format("larger than the input size limit of {} (--max-input-size)",
+                  sizeText(MaxFileSize));
+  bool Regular = fs::is_regular_file(St);
+  if (Regular && MaxFileSize && St.getSize() > MaxFileSize) {
+    Error = TooBig;
+    Close();
+    return false;
+  }
+  // Streams (stdin, pipes, devices) have no size: read up to the limit,
+  // so one that never ends is refused there instead of filling memory.
+  std::string Contents;
+  if (Regular)
+    Contents.reserve(size_t(St.getSize()));
+  char Buf[1 << 16];
+  for (;;) {
+    ssize_t N = ::read(FD, Buf, sizeof(Buf));
+    if (N < 0 && errno == EINTR)
+      continue;
+    if (N < 0) {
+      Error = std::error_code(errno, std::generic_category()).message();
+      Close();
+      return false;
+    }
+    if (N == 0)
+      break;
+    if (MaxFileSize && Contents.size() + size_t(N) > MaxFileSize) {
+      Error = TooBig;
+      Close();
+      return false;
+    }
+    Contents.append(Buf, size_t(N));
+  }
+  Close();
+  InputIds.push_back(St.getUniqueID());
+  Id = addBuffer(Stdin ? "<stdin>" : Path.str(), std::move(Contents));
   return true;
 }
 

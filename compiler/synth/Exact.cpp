@@ -291,9 +291,10 @@ void ExactSearch::expand(const State &X, uint32_t Parent, int T, int UB) {
 ExactResult ExactSearch::run(const ExactOptions &Opts, double Tick) {
   ExactResult Res;
   // Work in ticks; search strictly below the incumbent.
-  int UB = Opts.UpperBound >= 1e299
+  double Ticks = std::ceil(Opts.UpperBound / Tick - 1e-9);
+  int UB = Ticks >= double(std::numeric_limits<int>::max())
                ? std::numeric_limits<int>::max()
-               : int(std::ceil(Opts.UpperBound / Tick - 1e-9));
+               : int(Ticks);
   State Init;
   Layers.assign(1, {});
   Key K0 = Init.pack(S, R);
@@ -362,6 +363,10 @@ double findTick(const Problem &P) {
           Ok = false;
           break;
         }
+        // More than 8 ticks fails below; compared as a double, so a cost
+        // past int's range is never converted.
+        if (std::round(X) > 8)
+          return 0.0;
         MaxTicks = std::max(MaxTicks, int(std::round(X)));
       }
     if (Ok)

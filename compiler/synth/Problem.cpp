@@ -2,6 +2,7 @@
 #include "pps/synth/Problem.h"
 
 #include "pps/analysis/Memory.h"
+#include "pps/frontend/Limits.h"
 
 #include <fmt/format.h>
 
@@ -74,12 +75,21 @@ std::string Problem::validate() const {
       return fmt::format("rank {} holds no stage", R);
   if (int32_t(Cost.size()) != Stages)
     return "the cost model does not give every stage a cost";
-  for (const JobCost &C : Cost)
+  for (const JobCost &C : Cost) {
     if (!(C.F > 0) || !(C.I > 0) || !(C.W >= 0) || !std::isfinite(C.F) ||
         !std::isfinite(C.I) || !std::isfinite(C.W))
       return "synthesis needs positive, finite F and I costs and W >= 0";
+    if (C.F > frontend::MaxTime || C.I > frontend::MaxTime ||
+        C.W > frontend::MaxTime)
+      return fmt::format("costs must be at most {:.10g} time units",
+                         frontend::MaxTime);
+  }
   if (!(Latency >= 0) || !std::isfinite(Latency))
     return "the communication latency must be finite and >= 0";
+  if (Latency > frontend::MaxTime)
+    return fmt::format("the communication latency must be at most {:.10g} time "
+                       "units",
+                       frontend::MaxTime);
   if (int64_t(Stages) * Microbatches > 1'000'000)
     return fmt::format("synthesis handles up to 1M (stage, microbatch) pairs, "
                        "got {} stages x {} microbatches",

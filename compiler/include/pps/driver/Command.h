@@ -17,6 +17,7 @@
 #include "pps/ir/Schedule.h"
 #include "pps/passes/PassManager.h"
 #include "pps/support/Diagnostics.h"
+#include "pps/support/OutputFile.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/raw_ostream.h"
@@ -61,6 +62,9 @@ extern llvm::cl::list<std::string> Defines;
 extern llvm::cl::opt<uint64_t> StepBudget;
 extern llvm::cl::opt<unsigned> ErrorLimit;
 extern llvm::cl::list<std::string> WarningFlags;
+extern llvm::cl::opt<uint64_t> MaxActions;
+extern llvm::cl::opt<std::string> MaxInputSize;
+extern llvm::cl::opt<std::string> ImportRoot;
 extern llvm::cl::opt<std::string> Color;
 } // namespace opts
 
@@ -77,7 +81,8 @@ public:
   /// quietly: the constructor applies flags main() has already checked).
   bool warningOptions(bool Report = true);
   /// Frontend options from the shared command line options. Returns false
-  /// (after reporting a usage error) on a malformed -D.
+  /// (after reporting a usage error) on a malformed -D, a size override
+  /// below 1, or a bad --max-actions, --max-input-size or --import-root.
   bool frontendOptions(frontend::FrontendOptions &Out);
   /// Reports a usage error, prints the diagnostics and returns ExitUsage.
   int usage(std::string Message);
@@ -92,12 +97,16 @@ public:
   /// Prints and clears diagnostics in the chosen format to stderr (text) or
   /// stdout (json).
   void flushDiagnostics();
-  /// Opens Path, by default opts::Output ("-" or empty = stdout). Null +
-  /// diagnostic on error.
-  std::unique_ptr<llvm::raw_ostream> openOutput(llvm::StringRef Path);
-  std::unique_ptr<llvm::raw_ostream> openOutput() {
-    return openOutput(opts::Output);
-  }
+  /// Opens Path (by default opts::Output; "-" or empty = stdout) as an
+  /// OutputFile: a temporary file renamed into place by commitOutput, so a
+  /// failed command leaves an existing file untouched. Refuses an output
+  /// that is one of the files read (by identity, whatever the spelling).
+  /// Null + file-error diagnostic on error.
+  std::unique_ptr<OutputFile> openOutput(llvm::StringRef Path);
+  std::unique_ptr<OutputFile> openOutput() { return openOutput(opts::Output); }
+  /// Commits what openOutput returned; false + file-error diagnostic if it
+  /// could not be written whole (a full disk, say).
+  bool commitOutput(OutputFile &OS);
 };
 
 } // namespace pps::driver

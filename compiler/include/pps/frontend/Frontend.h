@@ -50,6 +50,11 @@ struct FrontendOptions {
   /// diagnostics, several times slower. Off only where tests compare the
   /// two.
   bool TreeWalk = false;
+  /// Most actions the schedule may emit (--max-actions).
+  uint64_t MaxActions = ir::DefaultMaxActions;
+  /// When set, every import must resolve to a file inside this directory
+  /// (or the -I and stdlib directories); --import-root.
+  std::string ImportRoot;
 };
 
 /// A directory searched for the standard library, and why it is searched

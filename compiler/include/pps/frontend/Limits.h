@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "pps/ir/Schedule.h"
+
 #include <cstdint>
 
 namespace pps::frontend {
@@ -22,7 +24,20 @@ constexpr int64_t MaxMicrobatches = 1 << 24;
 constexpr int64_t MaxArray = 1 << 24;
 /// Arrays live until evaluation ends, so their total size is bounded too.
 constexpr uint64_t MaxArrayTotal = uint64_t(1) << 25;
-/// Bounds the IR's memory (20 bytes an action) whatever the step budget.
-constexpr uint64_t MaxActions = uint64_t(1) << 25;
+/// The longest time one thing may take, in time units: a cost, an idle
+/// slot, a latency, one message (latency + bytes / bandwidth). 10^9 units
+/// is over eleven days at one millisecond per unit. With it, a makespan
+/// over any number of actions the IR can hold stays far inside a double's
+/// exact range and every integer conversion downstream (synthesis ticks,
+/// Gantt columns, trace nanoseconds, the runtime's durations) is defined.
+constexpr double MaxTime = 1e9;
+/// The largest message a comm block may declare (activation, gradient), in
+/// bytes: 1 PiB.
+constexpr double MaxMessageBytes = 1125899906842624.0;
+/// Bounds the IR's memory (20 bytes an action) whatever the step budget;
+/// the default of FrontendOptions::MaxActions, which --max-actions sets.
+/// The passes check the same limit against what they add (send/recv,
+/// idle, FSDP controls).
+constexpr uint64_t MaxActions = ir::DefaultMaxActions;
 
 } // namespace pps::frontend

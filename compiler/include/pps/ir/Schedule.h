@@ -47,6 +47,15 @@ namespace pps::ir {
 using ActionKind = schema::Kind;
 constexpr unsigned NumActionKinds = schema::NumKinds;
 
+/// The most actions a schedule may hold unless the user raises the limit
+/// (--max-actions), sends and receives included: 2^24, some 16.7M. An
+/// action takes 20 bytes in the IR and about 65 in lint and sim, so a
+/// schedule at the limit is evaluated in about 350 MB and simulated in
+/// about 1.1 GB. The front ends stop emitting at it, and every pass that
+/// adds actions (insert-comms, align-bubbles, fsdp) checks what it would
+/// build before building it.
+constexpr uint64_t DefaultMaxActions = uint64_t(1) << 24;
+
 namespace ActionFlags {
 enum : uint8_t {
   None = 0,

@@ -44,7 +44,18 @@ struct AnalysisResults {
 struct PassContext {
   DiagnosticEngine &Diags;
   AnalysisResults Results;
+  /// The most actions a pass may leave in the schedule (--max-actions).
+  uint64_t MaxActions = ir::DefaultMaxActions;
 };
+
+/// Checks that adding Added actions to S stays within Ctx.MaxActions;
+/// otherwise reports a limit-exceeded error at the pipeline and returns
+/// false. What says what the pass would add ("sends and receives"); with
+/// Added = 0 it names the pass that already added them. Passes that add
+/// actions call it before allocating them; the pass manager calls it after
+/// every pass.
+bool checkActionLimit(const ir::Schedule &S, uint64_t Added,
+                      llvm::StringRef What, PassContext &Ctx);
 
 class Pass {
 public:

@@ -17,6 +17,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/FileSystem.h"
 
 #include <cstdint>
 #include <memory>
@@ -55,14 +56,32 @@ struct PackedLocKeyInfo {
   static bool isEqual(uint64_t A, uint64_t B) { return A == B; }
 };
 
+/// The largest input file read by default, in bytes (16 MiB: the lowered
+/// text of about a million actions). The parse tree of a file costs some
+/// 130 bytes of memory per byte of text, so this keeps a file's front end
+/// well under 3 GB; --max-input-size raises it.
+constexpr uint64_t DefaultMaxInputBytes = uint64_t(16) << 20;
+
 class SourceManager {
 public:
   SourceManager();
 
   /// Adds a buffer under a display name; returns its id.
   FileId addBuffer(std::string Name, std::string Contents);
-  /// Reads a file ("-" is stdin). Returns false and sets Error on failure.
+  /// Reads a file ("-" is stdin). Returns false and sets Error on failure:
+  /// a directory, a regular file larger than maxFileSize(), or a stream
+  /// (stdin, a pipe, /dev/zero) that goes on past it, which is refused once
+  /// that many bytes have been read.
   bool addFile(llvm::StringRef Path, FileId &Id, std::string &Error);
+
+  /// The most bytes addFile reads from one file (0 = no limit).
+  void setMaxFileSize(uint64_t Bytes) { MaxFileSize = Bytes; }
+  uint64_t maxFileSize() const { return MaxFileSize; }
+  /// The identities of the files addFile read (stdin's too, when it is a
+  /// file): what an output must not overwrite.
+  llvm::ArrayRef<llvm::sys::fs::UniqueID> inputIdentities() const {
+    return InputIds;
+  }
 
   llvm::StringRef fileName(FileId Id) const { return Files[Id].Name; }
   llvm::StringRef contents(FileId Id) const { return Files[Id].Contents; }
@@ -108,6 +127,8 @@ private:
   std::vector<FileId> ByBase;
   uint32_t NextBase = 0;
   std::vector<SourcePos> Locs; ///< interned positions
+  std::vector<llvm::sys::fs::UniqueID> InputIds;
+  uint64_t MaxFileSize = DefaultMaxInputBytes;
   llvm::DenseMap<uint64_t, LocId, PackedLocKeyInfo>
       LocIndex; // packed (file,line,col) -> id
 };
