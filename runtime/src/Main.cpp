@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <thread>
@@ -14,12 +16,14 @@
 
 namespace ppsrt {
 
+/// A finite number, the whole of Text ("nan" and "inf" are not numbers
+/// here).
 static bool parseNumber(const std::string &Text, double &Out) {
-  if (Text.empty())
+  if (Text.empty() || std::isspace(static_cast<unsigned char>(Text[0])))
     return false;
   char *End = nullptr;
   Out = std::strtod(Text.c_str(), &End);
-  return End && *End == '\0';
+  return End && *End == '\0' && std::isfinite(Out);
 }
 
 bool parseRunOptions(int Argc, char **Argv, RunOptions &O, std::string &Error) {
@@ -35,9 +39,23 @@ bool parseRunOptions(int Argc, char **Argv, RunOptions &O, std::string &Error) {
       Name = Arg.substr(0, Eq);
       Value = Arg.substr(Eq + 1);
     }
-    auto number = [&](double Min, double &Out) {
-      if (!parseNumber(Value, Out) || Out < Min) {
-        Error = fmt::format("bad value '{}' for {}", Value, Name);
+    // Every value is range-checked here, so the conversions after it
+    // (to int, to a duration) are defined.
+    auto number = [&](double Min, double Max, double &Out) {
+      if (!parseNumber(Value, Out) || Out < Min || Out > Max) {
+        Error = fmt::format("bad value '{}' for {} (expected a number from {} "
+                            "to {})",
+                            Value, Name, Min, Max);
+        return false;
+      }
+      return true;
+    };
+    auto integer = [&](double Min, double Max, double &Out) {
+      if (!number(Min, Max, Out))
+        return false;
+      if (Out != std::floor(Out)) {
+        Error = fmt::format("bad value '{}' for {} (expected a whole number)",
+                            Value, Name);
         return false;
       }
       return true;
@@ -51,16 +69,20 @@ bool parseRunOptions(int Argc, char **Argv, RunOptions &O, std::string &Error) {
       }
       O.transport = Value;
     } else if (Name == "--ranks") {
-      if (!number(1, N))
+      if (!integer(1, MaxRanks, N))
         return false;
       O.ranks = int(N);
     } else if (Name == "--steps") {
-      if (!number(1, N))
+      if (!integer(1, MaxSteps, N))
         return false;
       O.steps = int(N);
     } else if (Name == "--watchdog") {
-      if (!number(0, O.watchdogSeconds))
+      if (!number(0, MaxSeconds, O.watchdogSeconds))
         return false;
+    } else if (Name == "--kernel-timeout") {
+      if (!number(0, MaxSeconds, N))
+        return false;
+      O.kernelTimeoutSeconds = N;
     } else if (Name == "--trace") {
       if (Value.empty()) {
         Error = "--trace needs a file name";
@@ -68,10 +90,10 @@ bool parseRunOptions(int Argc, char **Argv, RunOptions &O, std::string &Error) {
       }
       O.traceFile = Value;
     } else if (Name == "--time-scale") {
-      if (!number(0, O.timeScale))
+      if (!number(0, MaxTimeScale, O.timeScale))
         return false;
     } else if (Name == "--message-bytes") {
-      if (!number(0, N))
+      if (!integer(0, MaxMessageBytes, N))
         return false;
       O.messageBytes = size_t(N);
     } else if (Name == "--comm") {

@@ -13,6 +13,10 @@
 //   --steps=N                training steps (each runs the whole table; 1)
 //   --watchdog=SECONDS       abort with a report after this long without
 //                            progress (10; 0 disables)
+//   --kernel-timeout=SECONDS a kernel (F, I, W, B) running this long is a
+//                            stall (default: the watchdog time plus ten
+//                            times the largest predicted action time at
+//                            this time scale; 0 disables)
 //   --trace=FILE             write the measured timeline (Chrome trace JSON)
 //   --time-scale=X           built-in workload: one cost unit lasts X ms (1)
 //   --comm=rendezvous|eager|batched   override the schedule's comm model
@@ -38,11 +42,25 @@
 
 namespace ppsrt {
 
+/// The ranges parseRunOptions accepts.
+constexpr double MaxRanks = 1 << 16;
+constexpr double MaxSteps = 1e9;
+/// Watchdog and kernel timeouts, in seconds (over eleven days).
+constexpr double MaxSeconds = 1e6;
+/// Milliseconds per cost unit: costs are at most 1e9 units (ppsc checks),
+/// so a kernel's time stays a valid duration.
+constexpr double MaxTimeScale = 1e3;
+/// Bytes per message of the built-in workload (MPI counts are int).
+constexpr double MaxMessageBytes = 2147483647.0;
+
 struct RunOptions {
   std::string transport = "threads";
   int ranks = -1;
   int steps = 1;
   double watchdogSeconds = 10;
+  /// A kernel running longer than this is a stall (0 disables); negative:
+  /// derived from the schedule's costs (kernelTimeoutFor).
+  double kernelTimeoutSeconds = -1;
   std::string traceFile;
   double timeScale = 1.0; ///< ms per cost unit for the built-in workload
   CommModel comm = CommModel::Rendezvous;
