@@ -184,9 +184,9 @@ void Executor::compute(const Action &A) {
     StageIO *IO = acquire(A.mb, A.stage);
     if (A.stage > firstStage(S, A.mb))
       IO->input = takeInput(A, false);
-    K.forward(*IO);
+    runKernel([&] { K.forward(*IO); });
     if (A.stage == lastStage(S, A.mb)) {
-      K.loss(*IO);
+      runKernel([&] { K.loss(*IO); });
       LossSum += IO->loss;
       break;
     }
@@ -204,9 +204,9 @@ void Executor::compute(const Action &A) {
     if (A.stage < lastStage(S, A.mb))
       IO->gradOutput = takeInput(A, true);
     if (A.kind == Kind::B)
-      K.backward(*IO);
+      runKernel([&] { K.backward(*IO); });
     else
-      K.backwardInput(*IO);
+      runKernel([&] { K.backwardInput(*IO); });
     if (A.stage > firstStage(S, A.mb)) {
       size_t Key = key(A.mb, A.stage);
       OutB[Key] = std::move(IO->gradInput);
@@ -222,7 +222,7 @@ void Executor::compute(const Action &A) {
     if (!IO)
       error(fmt::format("runs before `F{}@{}` (no live activations)", A.mb,
                         A.stage));
-    K.backwardWeight(*IO);
+    runKernel([&] { K.backwardWeight(*IO); });
     if (pps::schema::memoryEffect(A.kind, true) ==
         pps::schema::MemoryEffect::Release)
       release(A.mb, A.stage);
@@ -335,13 +335,13 @@ void Executor::runDefault(const Action &A) {
     postComm(A);
     return;
   case Kind::Unshard:
-    K.unshard(Rank, A.stage);
+    runKernel([&] { K.unshard(Rank, A.stage); });
     return;
   case Kind::Reshard:
-    K.reshard(Rank, A.stage);
+    runKernel([&] { K.reshard(Rank, A.stage); });
     return;
   case Kind::ReduceGrad:
-    K.reduceGrad(Rank, A.stage);
+    runKernel([&] { K.reduceGrad(Rank, A.stage); });
     return;
   case Kind::Idle:
     return;

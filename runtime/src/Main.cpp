@@ -5,9 +5,14 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <cmath>
+#include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <optional>
 #include <thread>
 
 #ifdef __linux__
@@ -16,10 +21,11 @@
 
 namespace ppsrt {
 
-/// A finite number, the whole of Text ("nan" and "inf" are not numbers
-/// here).
+/// A finite decimal number, the whole of Text ("nan", "inf" and hex such
+/// as "0x10" are not numbers here).
 static bool parseNumber(const std::string &Text, double &Out) {
-  if (Text.empty() || std::isspace(static_cast<unsigned char>(Text[0])))
+  if (Text.empty() ||
+      Text.find_first_not_of("0123456789+-.eE") != std::string::npos)
     return false;
   char *End = nullptr;
   Out = std::strtod(Text.c_str(), &End);
@@ -158,20 +164,36 @@ RunResult runThreads(const ScheduleDesc &S, Kernels &K, const RunOptions &O) {
     return Res;
   }
 
-  Watchdog W(RS, O.watchdogSeconds);
-  W.start([&] {
-    std::string Report = fmt::format(
-        "watchdog: no rank made progress for {} s; the schedule is stuck:\n{}",
-        O.watchdogSeconds, RS.describeAll());
+  Watchdog W(RS, O.watchdogSeconds, kernelTimeoutFor(S, O));
+  W.start([&](const Stall &Why) {
+    std::string Report = fmt::format("watchdog: {}; the schedule is stuck:\n{}",
+                                     Why.Why, RS.describeAll());
     RS.fail(ExitDeadlock, Report);
   });
 
+  // Rank threads say when they are done, so a thread stuck in a kernel
+  // that never returns does not keep the process alive after an abort.
+  std::mutex DoneMu;
+  std::condition_variable DoneCv;
+  int32_t DoneCount = 0;
   double Start = nowMicros();
   std::vector<std::thread> Threads;
   for (int32_t R = 0; R < S.ranks; ++R) {
     Executor *E = Execs[size_t(R)].get();
     E->setStart(Start);
     Threads.emplace_back([&, E, R] {
+      struct Finished {
+        std::mutex &Mu;
+        std::condition_variable &Cv;
+        int32_t &Count;
+        ~Finished() {
+          {
+            std::lock_guard<std::mutex> L(Mu);
+            ++Count;
+          }
+          Cv.notify_all();
+        }
+      } Done{DoneMu, DoneCv, DoneCount};
       RankStatus &St = RS.status(R);
       int Step = 0;
       try {
@@ -191,6 +213,32 @@ RunResult runThreads(const ScheduleDesc &S, Kernels &K, const RunOptions &O) {
       }
     });
   }
+  {
+    std::unique_lock<std::mutex> L(DoneMu);
+    std::optional<double> AbortedAt;
+    while (DoneCount < S.ranks) {
+      DoneCv.wait_for(L, std::chrono::milliseconds(20));
+      if (DoneCount == S.ranks || !RS.aborted())
+        continue;
+      if (!AbortedAt)
+        AbortedAt = nowMicros();
+      if (nowMicros() - *AbortedAt < AbortGraceSeconds * 1e6)
+        continue;
+      // A rank thread is inside a kernel that does not return: it cannot
+      // be interrupted, so the process ends without it.
+      std::string Stuck;
+      for (int32_t R = 0; R < S.ranks; ++R)
+        if (Phase(RS.status(R).phase.load()) == Phase::Running)
+          Stuck += "\n  " + RS.describe(R);
+      fmt::print(stderr,
+                 "error: {}\nerror: the run was aborted but these ranks did "
+                 "not stop within {} s; exiting without them:{}\n",
+                 RS.errorMessage(), AbortGraceSeconds, Stuck);
+      std::fflush(stdout);
+      std::fflush(stderr);
+      std::_Exit(RS.exitCode());
+    }
+  }
   for (std::thread &Th : Threads)
     Th.join();
   W.stop();
@@ -206,14 +254,29 @@ RunResult runThreads(const ScheduleDesc &S, Kernels &K, const RunOptions &O) {
     if (EO.trace)
       Events.insert(Events.end(), E->trace().begin(), E->trace().end());
   }
-  if (EO.trace && Res.exitCode == ExitOk) {
-    std::string Err;
-    if (!writeChromeTrace(O.traceFile, S, Events, O.timeScale * 1000.0, Err)) {
-      Res.exitCode = ExitError;
-      Res.error = Err;
-    }
-  }
+  if (EO.trace && Res.exitCode == ExitOk)
+    writeChromeTrace(O.traceFile, S, Events, O.timeScale * 1000.0,
+                     Res.traceError);
   return Res;
+}
+
+double kernelTimeoutFor(const ScheduleDesc &S, const RunOptions &O) {
+  if (O.kernelTimeoutSeconds >= 0)
+    return O.kernelTimeoutSeconds;
+  if (O.watchdogSeconds <= 0)
+    return 0;
+  // Ten times the longest kernel the cost model predicts at this time
+  // scale, and never below the watchdog's time: a kernel stuck since
+  // before its peers began to wait for it is caught, and named, before
+  // their watchdogs fire.
+  double MaxUnits = std::max(0.0, S.overlapCost);
+  for (int32_t St = 0; St < S.stages; ++St) {
+    const StageCost &C = S.stageCost[St];
+    MaxUnits = std::max({MaxUnits, C.F, C.I, C.W, C.B});
+  }
+  double Seconds =
+      std::max(O.watchdogSeconds, 10 * MaxUnits * O.timeScale / 1000);
+  return std::isfinite(Seconds) ? std::min(Seconds, MaxSeconds) : MaxSeconds;
 }
 
 /// The usage line; with Long (--help, on stdout) what the executor is and
@@ -222,7 +285,8 @@ static void printUsage(const ScheduleDesc &S, const char *Argv0, bool Long) {
   std::FILE *Out = Long ? stdout : stderr;
   fmt::print(Out,
              "usage: {} [--transport=threads|mpi] [--ranks=N] [--steps=N] "
-             "[--watchdog=SECONDS] [--trace=FILE] [--time-scale=MS_PER_UNIT] "
+             "[--watchdog=SECONDS] [--kernel-timeout=SECONDS] [--trace=FILE] "
+             "[--time-scale=MS_PER_UNIT] "
              "[--comm=rendezvous|eager|batched] [--recv=deferred|blocking] "
              "[--message-bytes=N] "
              "[--kernel=spin|sleep] [--quiet] [-- KERNEL-ARGS...]\n",
@@ -246,6 +310,10 @@ static void printUsage(const ScheduleDesc &S, const char *Argv0, bool Long) {
       {"--watchdog=SECONDS",
        "abort a run that makes no progress for this long, with a report of "
        "what each rank waits for (10; 0 = off)"},
+      {"--kernel-timeout=SECONDS",
+       "a kernel running this long is a stall (default: ten times the "
+       "longest predicted action at this time scale, at least the watchdog "
+       "time; 0 = off)"},
       {"--trace=FILE", "write the measured timeline as Chrome trace JSON"},
       {"--time-scale=MS_PER_UNIT",
        "built-in workload: how long one cost unit lasts, in ms (1)"},
@@ -266,7 +334,8 @@ static void printUsage(const ScheduleDesc &S, const char *Argv0, bool Long) {
   for (const auto &O : Options)
     fmt::print(Out, "  {:<34} {}\n", O[0], O[1]);
   fmt::print(Out, "\nexit codes: 0 ok, 1 error, 2 usage, 3 the watchdog "
-                  "stopped a stuck run\n");
+                  "stopped a stuck run (no progress, a kernel past its "
+                  "timeout, a rank cut off)\n");
 }
 
 /// The cores this process may run on (its CPU affinity, which taskset and
@@ -431,6 +500,9 @@ int executorMain(const ScheduleDesc &S, int Argc, char **Argv) {
                "threads, comm {}, {} step{}\n",
                S.name, S.ranks, S.stages, S.microbatches, commModelName(Comm),
                O.steps, O.steps == 1 ? "" : "s");
+  // Whatever happens next (a process that has to end without a stuck
+  // kernel thread), the banner is out.
+  std::fflush(stdout);
   RunResult Res = runThreads(S, *K, O);
   if (Res.exitCode != ExitOk) {
     fmt::print(stderr, "error: {}\n", Res.error);
@@ -443,6 +515,13 @@ int executorMain(const ScheduleDesc &S, int Argc, char **Argv) {
     return ExitError;
   if (!checkActivationBytes(Res.peakActivations, Res.activationBytes, O.quiet))
     return ExitError;
+  // The run's figures are out; a trace that could not be written fails the
+  // command without hiding them.
+  if (!Res.traceError.empty()) {
+    std::fflush(stdout);
+    fmt::print(stderr, "error: {}\n", Res.traceError);
+    return ExitError;
+  }
   if (!O.quiet)
     fmt::print("ok\n");
   return ExitOk;

@@ -8,6 +8,10 @@ namespace ppsrt {
 RunState::RunState(const ScheduleDesc &S, int32_t FirstRank, int32_t NumRanks)
     : S(S), FirstRank(FirstRank), Status(size_t(NumRanks)) {}
 
+KernelClock::KernelClock(RankStatus &St) : St(St) {
+  St.kernelSince.store(nowMicros(), std::memory_order_relaxed);
+}
+
 void RunState::fail(int C, std::string Message) {
   {
     std::lock_guard<std::mutex> L(Mu);
@@ -52,9 +56,14 @@ std::string RunState::describe(int32_t Rank) {
     break;
   }
   Action Cur = actionAt(S, Rank, Index);
-  if (W == WaitKind::None)
-    return fmt::format("rank {} is running `{}` (action {} of {}){}", Rank,
-                       formatAction(Cur), Index, Count, StepNote);
+  if (W == WaitKind::None) {
+    double Since = St.kernelSince.load(std::memory_order_relaxed);
+    std::string For =
+        Since > 0 ? fmt::format(" for {:.1f} s", (nowMicros() - Since) / 1e6)
+                  : std::string();
+    return fmt::format("rank {} is running `{}` (action {} of {}){}{}", Rank,
+                       formatAction(Cur), Index, Count, For, StepNote);
+  }
   Action Waited = actionAt(S, Rank, St.waitAction.load());
   Action Partner = matchingComm(Waited, Rank);
   const char *Verb =
@@ -78,8 +87,8 @@ std::string RunState::describeAll() {
   return Out;
 }
 
-void Watchdog::start(std::function<void()> Fn) {
-  if (Timeout <= 0)
+void Watchdog::start(std::function<void(const Stall &)> Fn) {
+  if (Timeout <= 0 && KernelTimeout <= 0)
     return;
   OnStall = std::move(Fn);
   Thread = std::thread([this] {
@@ -92,26 +101,46 @@ void Watchdog::start(std::function<void()> Fn) {
       if (Stop.load() || RS.aborted())
         return;
       uint64_t Now = RS.progress();
+      double NowMicros = nowMicros();
       // A rank inside a kernel can still make progress: only a run where
-      // every unfinished rank waits on communication can be stuck.
+      // every unfinished rank waits on communication can be stuck, unless
+      // the kernel itself runs past the kernel timeout.
       bool Computing = false;
+      Stall Found;
       for (int32_t R = RS.firstRank(); R < RS.firstRank() + RS.numRanks();
            ++R) {
         RankStatus &St = RS.status(R);
-        if (Phase(St.phase.load()) != Phase::Finished &&
-            WaitKind(St.waitKind.load()) == WaitKind::None)
-          Computing = true;
+        if (Phase(St.phase.load()) == Phase::Finished ||
+            WaitKind(St.waitKind.load()) != WaitKind::None)
+          continue;
+        Computing = true;
+        double In = St.kernelSince.load(std::memory_order_relaxed);
+        double Seconds = In > 0 ? (NowMicros - In) / 1e6 : 0;
+        if (KernelTimeout > 0 && Seconds >= KernelTimeout &&
+            Found.KernelRank < 0) {
+          Action A = actionAt(RS.schedule(), R, St.action.load());
+          Found.KernelRank = R;
+          Found.Why = fmt::format(
+              "rank {} has been running `{}` for {:.1f} s, past the kernel "
+              "timeout of {} s (--kernel-timeout): the kernel does not "
+              "return",
+              R, formatAction(A), Seconds, KernelTimeout);
+        }
       }
-      if (Now != Last || Computing) {
-        Last = Now;
-        Since = steady_clock::now();
-        continue;
+      if (Found.KernelRank < 0) {
+        if (Now != Last || Computing || Timeout <= 0) {
+          Last = Now;
+          Since = steady_clock::now();
+          continue;
+        }
+        double Idle = duration<double>(steady_clock::now() - Since).count();
+        if (Idle < Timeout)
+          continue;
+        Found.Why = fmt::format("no rank made progress for {} s", Timeout);
       }
-      if (duration<double>(steady_clock::now() - Since).count() < Timeout)
-        continue;
       Fired.store(true);
       L.unlock();
-      OnStall();
+      OnStall(Found);
       return;
     }
   });

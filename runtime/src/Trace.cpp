@@ -1,12 +1,11 @@
 //===- Trace.cpp - Chrome trace JSON of a measured run --------------------===//
 #include "ppsrt/Trace.h"
+#include "ppsrt/OutputFile.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
+#include <iterator>
 
 namespace ppsrt {
 
@@ -28,30 +27,29 @@ static std::string jsonEscape(const char *S) {
 bool writeChromeTrace(const std::string &Path, const ScheduleDesc &S,
                       const std::vector<TraceEvent> &Events,
                       double MicrosPerUnit, std::string &Error) {
-  std::FILE *F = std::fopen(Path.c_str(), "w");
-  if (!F) {
-    Error = fmt::format("cannot open '{}': {}", Path, std::strerror(errno));
-    return false;
-  }
+  // Formatted in memory, then written whole (writeFileWhole): a full
+  // disk is an error message, and an existing file is kept.
+  std::string Text;
+  auto F = std::back_inserter(Text);
   // Trace time: one cost unit = 1000 us, as in simulated traces.
   double Scale = MicrosPerUnit > 0 ? 1000.0 / MicrosPerUnit : 1.0;
-  fmt::print(F, "{{\"traceEvents\": [\n");
+  fmt::format_to(F, "{{\"traceEvents\": [\n");
   bool First = true;
   auto Sep = [&] {
     if (!First)
-      fmt::print(F, ",\n");
+      fmt::format_to(F, ",\n");
     First = false;
   };
   for (int32_t R = 0; R < S.ranks; ++R) {
     Sep();
-    fmt::print(F,
-               "{{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": {0}, "
-               "\"args\": {{\"name\": \"rank {0}\"}}}},\n"
-               "{{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": {0}, "
-               "\"tid\": 0, \"args\": {{\"name\": \"compute\"}}}},\n"
-               "{{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": {0}, "
-               "\"tid\": 1, \"args\": {{\"name\": \"comm\"}}}}",
-               R);
+    fmt::format_to(F,
+                   "{{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": {0}, "
+                   "\"args\": {{\"name\": \"rank {0}\"}}}},\n"
+                   "{{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": {0}, "
+                   "\"tid\": 0, \"args\": {{\"name\": \"compute\"}}}},\n"
+                   "{{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": {0}, "
+                   "\"tid\": 1, \"args\": {{\"name\": \"comm\"}}}}",
+                   R);
   }
   std::vector<const TraceEvent *> Sorted;
   Sorted.reserve(Events.size());
@@ -72,38 +70,35 @@ bool writeChromeTrace(const std::string &Path, const ScheduleDesc &S,
     double Dur = std::max(0.0, (E->endMicros - E->startMicros) * Scale);
     std::string Name = formatAction(A);
     Sep();
-    fmt::print(F,
-               "{{\"name\": \"{}\", \"cat\": \"{}\", \"ph\": \"X\", \"pid\": "
-               "{}, \"tid\": {}, \"ts\": {:.3f}, \"dur\": {:.3f}, \"args\": "
-               "{{\"microbatch\": {}, \"stage\": {}, \"kind\": \"{}\"{}, "
-               "\"step\": {}, \"measured_us\": {:.3f}}}}}",
-               // The spellings of `ppsc sim` traces (the schema's): the kind's
-               // name (F, send_f, ...), the category F/I/W/B/send/recv/control.
-               Name, pps::schema::traceCategory(A.kind), E->rank, E->lane, Ts,
-               Dur, A.mb, A.stage, pps::schema::kindName(A.kind),
-               isComm(A.kind) ? fmt::format(", \"peer\": {}", A.peer) : "",
-               E->step, E->endMicros - E->startMicros);
+    fmt::format_to(
+        F,
+        "{{\"name\": \"{}\", \"cat\": \"{}\", \"ph\": \"X\", \"pid\": "
+        "{}, \"tid\": {}, \"ts\": {:.3f}, \"dur\": {:.3f}, \"args\": "
+        "{{\"microbatch\": {}, \"stage\": {}, \"kind\": \"{}\"{}, "
+        "\"step\": {}, \"measured_us\": {:.3f}}}}}",
+        // The spellings of `ppsc sim` traces (the schema's): the kind's
+        // name (F, send_f, ...), the category F/I/W/B/send/recv/control.
+        Name, pps::schema::traceCategory(A.kind), E->rank, E->lane, Ts, Dur,
+        A.mb, A.stage, pps::schema::kindName(A.kind),
+        isComm(A.kind) ? fmt::format(", \"peer\": {}", A.peer) : "", E->step,
+        E->endMicros - E->startMicros);
     if (E->flow == 0)
       continue;
     // Flow arrows go from the send to the moment the receive completed.
     Sep();
-    fmt::print(
+    fmt::format_to(
         F,
         "{{\"name\": \"message\", \"cat\": \"flow\", \"ph\": \"{}\", "
         "\"id\": \"{:x}-{}\", \"pid\": {}, \"tid\": 1, \"ts\": {:.3f}{}}}",
         E->flow == 1 ? "s" : "f", E->flowId, E->step, E->rank,
         E->flow == 1 ? Ts : Ts + Dur, E->flow == 2 ? ", \"bp\": \"e\"" : "");
   }
-  fmt::print(F,
-             "\n], \"displayTimeUnit\": \"ms\", \"otherData\": {{\"pipeline\": "
-             "\"{}\", \"source\": \"measured\", \"us_per_unit\": {:.6f}}}}}\n",
-             jsonEscape(S.name), MicrosPerUnit);
-  bool Ok = std::ferror(F) == 0;
-  if (std::fclose(F) != 0 || !Ok) {
-    Error = fmt::format("cannot write '{}'", Path);
-    return false;
-  }
-  return true;
+  fmt::format_to(
+      F,
+      "\n], \"displayTimeUnit\": \"ms\", \"otherData\": {{\"pipeline\": "
+      "\"{}\", \"source\": \"measured\", \"us_per_unit\": {:.6f}}}}}\n",
+      jsonEscape(S.name), MicrosPerUnit);
+  return writeFileWhole(Path, Text, Error);
 }
 
 } // namespace ppsrt

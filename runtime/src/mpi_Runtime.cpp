@@ -6,13 +6,35 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
+#include <cstdio>
 #include <cstring>
 #include <limits>
+#include <mutex>
 #include <thread>
+#include <unistd.h>
 
 namespace ppsrt {
 
 static constexpr int NoticeTag = 1;
+/// A rank's status line, answering a notice.
+static constexpr int ReplyTag = 2;
+static constexpr int ReplyBytes = 512;
+/// How long abortJob lets MPI_Abort try before ending the process itself.
+static constexpr double AbortBackstopSeconds = 3;
+
+void abortJob(int Code) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  std::thread([Code] {
+    std::this_thread::sleep_for(
+        std::chrono::duration<double>(AbortBackstopSeconds));
+    std::fflush(stderr);
+    _exit(Code);
+  }).detach();
+  MPI_Abort(MPI_COMM_WORLD, Code);
+  _exit(Code);
+}
 
 /// The tag a message carries: the receive it is meant for, hashed into the
 /// legal tag range (direction, microbatch, stage of the receive).
@@ -320,53 +342,106 @@ bool MpiTransport::test(int32_t Self, Request &R) {
   return true;
 }
 
+void MpiTransport::answerNotice(const MPI_Status &St) {
+  // Answer every rank that asks (two may have seen the stall at once);
+  // the first notice starts this rank's deadline.
+  if (NoticeFrom < 0) {
+    NoticeFrom = St.MPI_SOURCE;
+    NoticeAt = nowMicros();
+    ReplyText = RS.describe(Me).substr(0, ReplyBytes - 1);
+  }
+  Replies.emplace_back();
+  MPI_Isend(ReplyText.data(), int(ReplyText.size()), MPI_CHAR, St.MPI_SOURCE,
+            ReplyTag, Ctrl, &Replies.back());
+  MPI_Irecv(NoticeBuf.data(), 1, MPI_INT, MPI_ANY_SOURCE, NoticeTag, Ctrl,
+            &NoticeReq);
+}
+
 void MpiTransport::poll() {
   int Flag = 0;
-  MPI_Test(&NoticeReq, &Flag, MPI_STATUS_IGNORE);
-  if (Flag) {
-    // Another rank stalled: say where this one stands (once); that rank
-    // leads the report and aborts the job.
-    NoticeSeen = true;
-    if (!Reported) {
-      Reported = true;
-      std::string Line = RS.describe(Me) + "\n";
-      fmt::print(stderr, "  {}", Line);
-      std::fflush(stderr);
-    }
-    MPI_Irecv(NoticeBuf.data(), 1, MPI_INT, MPI_ANY_SOURCE, NoticeTag, Ctrl,
-              &NoticeReq);
-  }
-  if (Stalled.load() && !NoticeSeen)
+  MPI_Status St;
+  MPI_Test(&NoticeReq, &Flag, &St);
+  if (Flag)
+    answerNotice(St);
+  for (MPI_Request &Q : Replies)
+    if (Q != MPI_REQUEST_NULL)
+      MPI_Test(&Q, &Flag, MPI_STATUS_IGNORE);
+  if (NoticeFrom >= 0 && nowMicros() - NoticeAt > NoticeDeadlineSeconds * 1e6)
+    endAfterNotice();
+  if (Stalled.load(std::memory_order_acquire) && NoticeFrom < 0)
     onStall();
 }
 
 void MpiTransport::onStall() {
-  std::string Line = RS.describe(Me);
   fmt::print(stderr,
-             "error: watchdog: rank {} made no progress for {} s; the "
-             "schedule is stuck (every rank reports where it stands):\n  {}\n",
-             Me, watchdogSeconds, Line);
+             "error: watchdog: rank {} {}; the schedule is stuck (the ranks "
+             "that can be reached report where they stand):\n  {}\n",
+             Me, StallWhy, RS.describe(Me));
   std::fflush(stderr);
-  Reported = true;
-  static int One = 1;
-  std::vector<MPI_Request> Sent;
+  // Ask every other rank for its line, and collect what comes back within
+  // the grace period.
+  static int From;
+  From = Me;
+  std::vector<MPI_Request> Sent(size_t(Size), MPI_REQUEST_NULL);
+  std::vector<MPI_Request> Got(size_t(Size), MPI_REQUEST_NULL);
+  std::vector<std::vector<char>> Lines(size_t(Size),
+                                       std::vector<char>(ReplyBytes, 0));
+  std::vector<int> Answered(size_t(Size), 0);
   for (int R = 0; R < Size; ++R) {
     if (R == Me)
       continue;
-    Sent.emplace_back();
-    MPI_Isend(&One, 1, MPI_INT, R, NoticeTag, Ctrl, &Sent.back());
+    MPI_Isend(&From, 1, MPI_INT, R, NoticeTag, Ctrl, &Sent[size_t(R)]);
+    MPI_Irecv(Lines[size_t(R)].data(), ReplyBytes - 1, MPI_CHAR, R, ReplyTag,
+              Ctrl, &Got[size_t(R)]);
   }
-  // Give the other ranks time to answer with their own lines.
-  auto End = std::chrono::steady_clock::now() + std::chrono::milliseconds(1500);
-  while (std::chrono::steady_clock::now() < End) {
-    int Flag;
-    for (MPI_Request &Q : Sent)
-      if (Q != MPI_REQUEST_NULL)
-        MPI_Test(&Q, &Flag, MPI_STATUS_IGNORE);
+  auto End = std::chrono::steady_clock::now() +
+             std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                 std::chrono::duration<double>(NoticeGraceSeconds));
+  int Missing = Size - 1;
+  while (Missing > 0 && std::chrono::steady_clock::now() < End) {
+    int Flag = 0;
+    MPI_Status St;
+    for (int R = 0; R < Size; ++R) {
+      if (R == Me)
+        continue;
+      if (Sent[size_t(R)] != MPI_REQUEST_NULL)
+        MPI_Test(&Sent[size_t(R)], &Flag, MPI_STATUS_IGNORE);
+      if (!Answered[size_t(R)] &&
+          MPI_Test(&Got[size_t(R)], &Flag, MPI_STATUS_IGNORE) == MPI_SUCCESS &&
+          Flag) {
+        Answered[size_t(R)] = 1;
+        --Missing;
+      }
+    }
+    // Another rank that saw the stall too gets this rank's line.
+    if (MPI_Test(&NoticeReq, &Flag, &St) == MPI_SUCCESS && Flag)
+      answerNotice(St);
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  MPI_Abort(MPI_COMM_WORLD, ExitDeadlock);
-  std::abort();
+  std::string Report;
+  for (int R = 0; R < Size; ++R) {
+    if (R == Me)
+      continue;
+    if (Answered[size_t(R)])
+      Report += fmt::format("  {}\n", Lines[size_t(R)].data());
+    else
+      Report += fmt::format("  rank {} did not answer within {} s (cut off "
+                            "from rank {}, stopped, dead, or inside a "
+                            "kernel)\n",
+                            R, NoticeGraceSeconds, Me);
+  }
+  fmt::print(stderr, "{}", Report);
+  abortJob(ExitDeadlock);
+}
+
+void MpiTransport::endAfterNotice() {
+  fmt::print(stderr,
+             "error: rank {}: rank {} reported a stall {:.1f} s ago and the "
+             "job has not ended (rank {} or the launcher may be cut off); "
+             "ending this rank:\n  {}\n",
+             Me, NoticeFrom, (nowMicros() - NoticeAt) / 1e6, NoticeFrom,
+             RS.describe(Me));
+  abortJob(ExitDeadlock);
 }
 
 /// Pause policy of the polling loops: spin, then yield the core (the peer may
@@ -411,6 +486,48 @@ void MpiTransport::wait(int32_t Self, Request &R) {
   waitUntil([&] { return test(Self, R); });
 }
 
+namespace {
+/// Ends the process if the collectives after the run (figures, trace,
+/// MPI_Finalize) take longer than the watchdog time plus a margin: they
+/// block, so a peer cut off after the run would otherwise hang this rank.
+class PostRunGuard {
+public:
+  PostRunGuard(int Me, double WatchdogSeconds) {
+    if (WatchdogSeconds <= 0)
+      return;
+    double Limit = WatchdogSeconds + 10;
+    Thread = std::thread([this, Me, Limit] {
+      std::unique_lock<std::mutex> L(Mu);
+      if (Cv.wait_for(L, std::chrono::duration<double>(Limit),
+                      [this] { return Done; }))
+        return;
+      fmt::print(stderr,
+                 "error: rank {}: collecting the results took more than {} s "
+                 "(a peer may be cut off); ending this rank\n",
+                 Me, Limit);
+      std::fflush(stdout);
+      std::fflush(stderr);
+      _exit(ExitDeadlock);
+    });
+  }
+  ~PostRunGuard() {
+    {
+      std::lock_guard<std::mutex> L(Mu);
+      Done = true;
+    }
+    Cv.notify_all();
+    if (Thread.joinable())
+      Thread.join();
+  }
+
+private:
+  std::mutex Mu;
+  std::condition_variable Cv;
+  bool Done = false;
+  std::thread Thread;
+};
+} // namespace
+
 int runMpi(const ScheduleDesc &S, Kernels &K, const RunOptions &O, int *Argc,
            char ***Argv) {
   int Provided = 0;
@@ -444,6 +561,7 @@ int runMpi(const ScheduleDesc &S, Kernels &K, const RunOptions &O, int *Argc,
   {
     MpiTransport T(RS, MPI_COMM_WORLD, Comm != CommModel::Eager);
     T.watchdogSeconds = O.watchdogSeconds;
+    double KernelTimeout = kernelTimeoutFor(S, O);
     KernelContext Ctx = kernelContextFor(S, O);
     ExecOptions EO = execOptionsFor(Comm, O);
     RankStatus &St = RS.status(Me);
@@ -452,9 +570,28 @@ int runMpi(const ScheduleDesc &S, Kernels &K, const RunOptions &O, int *Argc,
       K.setup(Ctx, Me);
       Executor E(S, Me, T, K, RS, EO);
       K.installHandlers(E);
-      Watchdog W(RS, O.watchdogSeconds);
-      W.start([&T] { T.stallDetected(); });
-      MPI_Barrier(MPI_COMM_WORLD);
+      Watchdog W(RS, O.watchdogSeconds, KernelTimeout);
+      W.start([&T, &RS, &O, Me](const Stall &Why) {
+        if (Why.KernelRank < 0) {
+          // The main thread is waiting on communication: it reports.
+          T.stallDetected(
+              fmt::format("made no progress for {} s", O.watchdogSeconds));
+          return;
+        }
+        // The main thread is inside a kernel that does not return and
+        // cannot call MPI: say so here and end the process; the launcher
+        // ends the job when it sees a rank fail.
+        fmt::print(stderr, "error: watchdog: {}:\n  {}\n", Why.Why,
+                   RS.describe(Me));
+        std::fflush(stdout);
+        std::fflush(stderr);
+        _exit(ExitDeadlock);
+      });
+      // Start together, still answering stall notices (a rank that never
+      // arrives is a stall, not a hang).
+      MPI_Request Start;
+      MPI_Ibarrier(MPI_COMM_WORLD, &Start);
+      T.waitRaw(Start);
       E.setStart(nowMicros());
       for (; Step < O.steps; ++Step) {
         K.beginStep(Me, Step);
@@ -481,13 +618,14 @@ int runMpi(const ScheduleDesc &S, Kernels &K, const RunOptions &O, int *Argc,
     }
     if (Code != ExitOk) {
       fmt::print(stderr, "error: {}\n", RS.errorMessage());
-      std::fflush(stderr);
-      MPI_Abort(MPI_COMM_WORLD, Code);
-      return Code;
+      abortJob(Code);
     }
   }
 
-  // Everyone finished: gather the figures (and the trace) on rank 0.
+  // Everyone finished: gather the figures (and the trace) on rank 0. These
+  // collectives block; a network cut now is caught by a timer instead.
+  PostRunGuard Guard(Me, O.watchdogSeconds);
+  std::string TraceError;
   double Makespan = 0;
   MPI_Reduce(&Finish, &Makespan, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
   std::vector<int64_t> Peaks(static_cast<size_t>(Size));
@@ -515,10 +653,8 @@ int runMpi(const ScheduleDesc &S, Kernels &K, const RunOptions &O, int *Argc,
                 Displs.data(), MPI_BYTE, 0, MPI_COMM_WORLD);
     if (Me == 0) {
       std::string Err;
-      if (!writeChromeTrace(O.traceFile, S, All, O.timeScale * 1000.0, Err)) {
-        fmt::print(stderr, "error: {}\n", Err);
-        Code = ExitError;
-      }
+      if (!writeChromeTrace(O.traceFile, S, All, O.timeScale * 1000.0, Err))
+        TraceError = Err;
     }
   }
   if (Me == 0) {
@@ -534,6 +670,13 @@ int runMpi(const ScheduleDesc &S, Kernels &K, const RunOptions &O, int *Argc,
     }
     if (!checkActivationBytes(Peaks, PerRank, O.quiet))
       Code = ExitError;
+    // The figures are out; a trace that could not be written fails the run
+    // without hiding them.
+    if (!TraceError.empty()) {
+      std::fflush(stdout);
+      fmt::print(stderr, "error: {}\n", TraceError);
+      Code = ExitError;
+    }
     if (Code == ExitOk && !O.quiet)
       fmt::print("ok\n");
   }

@@ -83,6 +83,12 @@ public:
 private:
   void runAction(int64_t Index, const Action &A);
   void compute(const Action &A);
+  /// Runs one kernel call with the rank marked as inside a kernel (the
+  /// watchdog's kernel timeout counts from here).
+  template <class Fn> void runKernel(Fn &&Call) {
+    KernelClock Clock(Status);
+    Call();
+  }
   void postComm(const Action &A);
   void waitRequest(int32_t Req, WaitKind W);
   void drainSends(bool All);

@@ -13,10 +13,10 @@
 //   --steps=N                training steps (each runs the whole table; 1)
 //   --watchdog=SECONDS       abort with a report after this long without
 //                            progress (10; 0 disables)
-//   --kernel-timeout=SECONDS a kernel (F, I, W, B) running this long is a
-//                            stall (default: the watchdog time plus ten
-//                            times the largest predicted action time at
-//                            this time scale; 0 disables)
+//   --kernel-timeout=SECONDS a kernel (F, I, W, B, FSDP control) running
+//                            this long is a stall (default: ten times the
+//                            longest predicted action at this time scale,
+//                            at least the watchdog time; 0 disables)
 //   --trace=FILE             write the measured timeline (Chrome trace JSON)
 //   --time-scale=X           built-in workload: one cost unit lasts X ms (1)
 //   --comm=rendezvous|eager|batched   override the schedule's comm model
@@ -105,9 +105,20 @@ struct RunResult {
   double makespanMicros = 0;            ///< all steps, wall clock
   std::vector<int64_t> peakActivations; ///< per rank
   double lossSum = 0;                   ///< last step
+  /// Set when the run finished but its trace could not be written.
+  std::string traceError;
   /// Per rank, if the kernels measure activation bytes.
   std::vector<ActivationBytes> activationBytes;
 };
+
+/// How long the launchers wait, once a run is aborted, for ranks to stop
+/// before ending the process without them (a kernel that never returns).
+constexpr double AbortGraceSeconds = 2;
+
+/// The kernel timeout of a run: --kernel-timeout if given, else (when the
+/// watchdog is on) ten times the longest action the cost model predicts at
+/// --time-scale, at least the watchdog time; 0 = none.
+double kernelTimeoutFor(const ScheduleDesc &S, const RunOptions &O);
 
 /// Runs S on in-process threads with the given kernels.
 RunResult runThreads(const ScheduleDesc &S, Kernels &K, const RunOptions &O);

@@ -8,8 +8,16 @@
 // rendezvous (complete once the receive is posted, like NCCL) and MPI_Isend
 // under eager; receives are MPI_Irecv, posted at the RECV action and waited
 // on at the consumer. Waits poll (MPI_Test) so that the watchdog and stall
-// notices from other ranks are handled while blocked: when any rank stalls,
-// every rank prints its own status line and the stalled rank aborts the job.
+// notices from other ranks are handled while blocked.
+//
+// A stall ends every rank within a bounded time, whoever saw it first: the
+// rank whose watchdog fired sends a notice to every other rank, collects
+// their status lines for NoticeGraceSeconds, prints the report (naming the
+// ranks that did not answer: cut off by the network, stopped, dead, or
+// inside a kernel) and aborts the job. A rank that got a notice answers it
+// and, if the job has not ended NoticeDeadlineSeconds later (the aborting
+// rank or the launcher is cut off), ends itself. Every abort has a backstop
+// that ends the process if MPI_Abort itself does not return.
 //
 // Messages of a size the kernels fix in advance (Kernels::messageBytes > 0)
 // are one MPI message of exactly that size. Variable-size messages
@@ -34,9 +42,15 @@
 #include <mpi.h>
 
 #include <atomic>
+#include <string>
 #include <vector>
 
 namespace ppsrt {
+
+/// Ends this process with Code: flushes, calls MPI_Abort, and ends the
+/// process anyway (_exit) if MPI_Abort has not within a few seconds (a
+/// launcher cut off by the network cannot kill the job).
+[[noreturn]] void abortJob(int Code);
 
 class MpiTransport : public Transport {
 public:
@@ -53,8 +67,17 @@ public:
   /// Polls an arbitrary MPI request with the same stall handling as wait().
   void waitRaw(MPI_Request &Req);
   /// Set by the watchdog thread; the main thread acts on it while waiting.
-  void stallDetected() { Stalled.store(true); }
+  void stallDetected(std::string Why) {
+    StallWhy = std::move(Why);
+    Stalled.store(true, std::memory_order_release);
+  }
   double watchdogSeconds = 10;
+
+  /// How long the rank that saw a stall waits for the others' lines.
+  static constexpr double NoticeGraceSeconds = 1.5;
+  /// How long after a notice a rank waits for the job to be ended before
+  /// it ends itself.
+  static constexpr double NoticeDeadlineSeconds = 6;
 
   /// Bytes of a frame (framed messages): a body up to about this size is
   /// sent inside it.
@@ -86,10 +109,14 @@ private:
   /// Tests the frames of open framed receives (posts their bodies).
   void progress();
   void poll();
+  /// Answers a stall notice that arrived (status: NoticeReq's).
+  void answerNotice(const MPI_Status &St);
   /// The polling loop of wait() and waitRaw(): returns once IsDone() is true,
   /// polling for stall notices and throwing Aborted if the run is aborted.
   template <class Done> void waitUntil(Done IsDone);
   [[noreturn]] void onStall();
+  /// A notice came NoticeDeadlineSeconds ago and the job is still running.
+  [[noreturn]] void endAfterNotice();
 
   RunState &RS;
   MPI_Comm Data, Ctrl, Body;
@@ -101,8 +128,11 @@ private:
   std::vector<int64_t> OpenFrames; ///< framed receives whose frame is due
   std::vector<uint64_t> SendSeq, RecvSeq;
   std::atomic<bool> Stalled{false};
-  bool Reported = false;
-  bool NoticeSeen = false;
+  std::string StallWhy; ///< written before Stalled is set
+  int NoticeFrom = -1;  ///< the first rank that sent a notice
+  double NoticeAt = 0;  ///< when it arrived (nowMicros)
+  std::string ReplyText;
+  std::vector<MPI_Request> Replies; ///< answers sent (never waited on)
   std::vector<int> NoticeBuf;
   MPI_Request NoticeReq = MPI_REQUEST_NULL;
 };

@@ -2,9 +2,12 @@
 //
 // Every rank publishes what it is doing with a few relaxed atomics (no
 // allocation, no lock on the hot path). The watchdog reads them to detect
-// "no progress for N seconds" and to write its report; the first error
-// (kernel exception, FIFO mismatch, watchdog) aborts the run, and every wait
-// in the transports checks the abort flag so nothing hangs.
+// "no progress for N seconds", or a kernel that has run past the kernel
+// timeout, and to write its report; the first error (kernel exception, FIFO
+// mismatch, watchdog) aborts the run, and every wait in the transports
+// checks the abort flag so nothing hangs. A kernel that never returns cannot
+// be interrupted: the launchers end the process after a grace period
+// instead (docs/reliability.md).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -50,6 +53,22 @@ struct RankStatus {
   std::atomic<int32_t> waitKind{int32_t(WaitKind::None)};
   std::atomic<int64_t> waitAction{-1}; ///< the comm action waited on
   std::atomic<int32_t> step{0};
+  /// When the rank entered the kernel it is running (nowMicros()), or 0
+  /// when it is not inside one.
+  std::atomic<double> kernelSince{0};
+};
+
+/// Marks a rank as inside a kernel for the lifetime of the guard (the
+/// kernel timeout counts from here).
+class KernelClock {
+public:
+  explicit KernelClock(RankStatus &St);
+  ~KernelClock() { St.kernelSince.store(0, std::memory_order_relaxed); }
+  KernelClock(const KernelClock &) = delete;
+  KernelClock &operator=(const KernelClock &) = delete;
+
+private:
+  RankStatus &St;
 };
 
 /// Thrown inside a rank when the run was aborted elsewhere.
@@ -82,7 +101,9 @@ public:
   std::string errorMessage() const;
 
   /// One line per local rank: "rank 1 blocks at `send F0@1 -> 0` waiting
-  /// for rank 0 to post `recv F0@2 <- 1`", in the lint's words.
+  /// for rank 0 to post `recv F0@2 <- 1`", in the lint's words; a rank
+  /// inside a kernel says for how long ("rank 2 is running `F3@2` (action
+  /// 7 of 12) for 12.5 s").
   std::string describe(int32_t Rank);
   std::string describeAll();
 
@@ -97,23 +118,37 @@ private:
   std::string Error;
 };
 
+/// Why the watchdog fired.
+struct Stall {
+  /// -1: no progress for the timeout while every unfinished rank waits on
+  /// communication; else the rank whose kernel ran past the kernel timeout.
+  int32_t KernelRank = -1;
+  /// "no rank made progress for 10 s", or "rank 2 has been running `F3@2`
+  /// for 12.0 s, past the kernel timeout of 12 s (--kernel-timeout)".
+  std::string Why;
+};
+
 /// Watches a RunState from its own thread: if progress() does not change for
-/// Timeout seconds while a rank is still running, calls OnStall once.
+/// Timeout seconds while a rank is still running and none is inside a
+/// kernel, or a rank has been inside one kernel for KernelTimeout seconds,
+/// calls OnStall once.
 class Watchdog {
 public:
-  /// Timeout <= 0 disables the watchdog.
-  Watchdog(RunState &RS, double TimeoutSeconds)
-      : RS(RS), Timeout(TimeoutSeconds) {}
+  /// Timeout <= 0 disables the progress check; KernelTimeout <= 0 the
+  /// kernel check.
+  Watchdog(RunState &RS, double TimeoutSeconds, double KernelTimeoutSeconds = 0)
+      : RS(RS), Timeout(TimeoutSeconds), KernelTimeout(KernelTimeoutSeconds) {}
   ~Watchdog() { stop(); }
   /// Starts the thread; OnStall runs on it.
-  void start(std::function<void()> OnStall);
+  void start(std::function<void(const Stall &)> OnStall);
   void stop();
   bool fired() const { return Fired.load(); }
 
 private:
   RunState &RS;
   double Timeout;
-  std::function<void()> OnStall;
+  double KernelTimeout;
+  std::function<void(const Stall &)> OnStall;
   std::atomic<bool> Stop{false};
   std::atomic<bool> Fired{false};
   std::mutex Mu;

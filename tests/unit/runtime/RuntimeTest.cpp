@@ -554,7 +554,18 @@ TEST(RunOptions, ParsesTheExecutorCommandLine) {
   EXPECT_EQ(Ctx.steps, 2);
   const char *Bad2[] = {"exec", "--steps=0"};
   EXPECT_FALSE(parseRunOptions(2, const_cast<char **>(Bad2), O, Err));
-  EXPECT_EQ(Err, "bad value '0' for --steps");
+  EXPECT_EQ(
+      Err,
+      "bad value '0' for --steps (expected a number from 1 to 1000000000)");
+  // Values are range-checked before any conversion (1e20 to int is
+  // undefined), and only finite decimal numbers are numbers.
+  for (const char *Arg : {"--steps=1e20", "--time-scale=nan", "--watchdog=inf",
+                          "--ranks=0x10", "--steps=2.5", "--watchdog= 1"}) {
+    const char *Argv[] = {"exec", Arg};
+    RunOptions O3;
+    EXPECT_FALSE(parseRunOptions(2, const_cast<char **>(Argv), O3, Err)) << Arg;
+    EXPECT_EQ(Err.rfind("bad value", 0), 0u) << Arg << ": " << Err;
+  }
 }
 
 } // namespace
