@@ -47,6 +47,8 @@ std::string RunState::describe(int32_t Rank) {
   switch (Ph) {
   case Phase::NotStarted:
     return fmt::format("rank {} has not started", Rank);
+  case Phase::Starting:
+    return fmt::format("rank {} waits for every rank to start", Rank);
   case Phase::Finished:
     return fmt::format("rank {} finished all {} actions", Rank, Count);
   case Phase::Failed:
@@ -110,7 +112,8 @@ void Watchdog::start(std::function<void(const Stall &)> Fn) {
       for (int32_t R = RS.firstRank(); R < RS.firstRank() + RS.numRanks();
            ++R) {
         RankStatus &St = RS.status(R);
-        if (Phase(St.phase.load()) == Phase::Finished ||
+        Phase Ph = Phase(St.phase.load());
+        if (Ph == Phase::Finished || Ph == Phase::Starting ||
             WaitKind(St.waitKind.load()) != WaitKind::None)
           continue;
         Computing = true;

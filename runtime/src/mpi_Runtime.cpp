@@ -591,7 +591,9 @@ int runMpi(const ScheduleDesc &S, Kernels &K, const RunOptions &O, int *Argc,
       // arrives is a stall, not a hang).
       MPI_Request Start;
       MPI_Ibarrier(MPI_COMM_WORLD, &Start);
+      St.phase.store(int32_t(Phase::Starting));
       T.waitRaw(Start);
+      St.phase.store(int32_t(Phase::NotStarted));
       E.setStart(nowMicros());
       for (; Step < O.steps; ++Step) {
         K.beginStep(Me, Step);

@@ -44,7 +44,13 @@ enum class WaitKind : int32_t {
   Drain,     ///< all actions done; waits for outstanding comms
 };
 
-enum class Phase : int32_t { NotStarted, Running, Finished, Failed };
+enum class Phase : int32_t {
+  NotStarted,
+  Starting, ///< waits for every rank to start (MPI); counts as waiting
+  Running,
+  Finished,
+  Failed
+};
 
 /// What one rank is doing, readable from any thread.
 struct RankStatus {
