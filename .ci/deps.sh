@@ -13,7 +13,8 @@ pps_install_deps() {
               help2man dpkg-dev file pkgconf
               pybind11-dev python3-dev python3-pytest python3-pip
               git clang-format-14 clang-tidy-14 chromium
-              libtorch-dev python3-torch) # pps_runtime_torch, examples/gpt; pps.torch
+              libtorch-dev python3-torch # pps_runtime_torch, examples/gpt; pps.torch
+              iproute2) # ip netns: the two-host MPI test (tests/exec/two_hosts.sh)
   local missing=()
   for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

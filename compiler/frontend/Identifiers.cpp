@@ -39,8 +39,10 @@ const Vocabulary &vocabulary() {
         Atn.nextTokens(Atn.ruleToStartState[PpsParser::RuleIdent]);
     const antlr4::dfa::Vocabulary &Voc = Lexer.getVocabulary();
     for (size_t T = 1; T <= Voc.getMaxTokenType(); ++T) {
-      // Literal names are quoted: 'import', '->'.
-      llvm::StringRef Lit = Voc.getLiteralName(T);
+      // Literal names are quoted: 'import', '->'. (getLiteralName returns
+      // a temporary: keep it alive while Lit refers to it.)
+      std::string LitName = Voc.getLiteralName(T);
+      llvm::StringRef Lit = LitName;
       if (Lit.size() < 3 || !Lit.startswith("'") || !Lit.endswith("'"))
         continue;
       llvm::StringRef Word = Lit.drop_front().drop_back();
