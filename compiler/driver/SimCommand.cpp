@@ -382,14 +382,19 @@ static int runSim() {
       backends::writeFiguresJson(*Sched, R, *OS, VolP, VOP);
     if (K & OutCsv)
       backends::writeActionCsv(*Sched, R, *OS);
+    // A deadlock the lint found is drawn up to where each rank blocks and
+    // written; a simulation that failed on its own (a deadlock with the
+    // deadlock pass disabled, say) does not replace an existing file with
+    // a partial timeline. Files are written whole or not at all.
+    bool Partial = !Deadlocked && (R.Deadlocked || S.Diags.hasErrors());
+    if (Partial && OS->isAtomic())
+      continue;
     if (!S.commitOutput(*OS)) {
       S.flushDiagnostics();
       return ExitDiagnostics;
     }
     Written.push_back(Path);
   }
-  // A deadlocked simulation is drawn up to where each rank blocks; every
-  // file is written whole (temporary file, renamed) or not at all.
   bool Failed = R.Deadlocked || S.Diags.hasErrors();
   S.flushDiagnostics();
   if (Files.size() > 1 && opts::DiagnosticsFormat == "text")
