@@ -58,15 +58,15 @@ TEST(StdlibLint, ZbH2) { lintRange(zbH2(), 2, 16, At1, Up4P); }
 TEST(StdlibLint, ZbV) { lintRange(zbV(), 2, 16, At1, Up4P); }
 TEST(StdlibLint, VHalf) {
   lintRange(vHalf(), 2, 16, At1, Up4P);
-  Spec Sq = vHalf();
-  Sq.Args = "squeeze: 1";
-  lintRange(Sq, 2, 8, AtP, Up4P, 2);
+  Spec Raw = vHalf();
+  Raw.Args = "reorder: 0";
+  lintRange(Raw, 2, 8, AtP, Up4P, 2);
 }
 TEST(StdlibLint, VMin) {
   lintRange(vMin(), 2, 16, At1, Up4P);
-  Spec Sq = vMin();
-  Sq.Args = "squeeze: 1";
-  lintRange(Sq, 3, 9, AtP, Up4P, 3);
+  Spec Raw = vMin();
+  Raw.Args = "reorder: 0";
+  lintRange(Raw, 3, 9, AtP, Up4P, 3);
 }
 TEST(StdlibLint, DualPipeV) {
   lintRange(

@@ -52,6 +52,9 @@ struct Figures {
   double Makespan = 0;
   /// max over ranks of (last compute end - first compute start - busy).
   double SpanBubble = 0;
+  /// max over ranks of (last compute end - first compute start): the
+  /// zero-bubble papers' iteration time.
+  double Span = 0;
   /// Makespan - largest per-rank compute time.
   double Bubble = 0;
   /// Makespan of the lowered schedule simulated through its inserted
@@ -192,9 +195,11 @@ inline Figures runText(const std::string &Name, const std::string &Text,
       First = std::min(First, R.Times[Rk].Start[I]);
       Last = std::max(Last, R.Times[Rk].End[I]);
     }
-    if (First <= Last)
+    if (First <= Last) {
       Out.SpanBubble =
           std::max(Out.SpanBubble, Last - First - R.Ranks[Rk].ComputeBusy);
+      Out.Span = std::max(Out.Span, Last - First);
+    }
   }
   Out.Ok = true;
   return Out;
