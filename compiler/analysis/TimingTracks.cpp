@@ -107,6 +107,9 @@ bool Engine::runCompute(int32_t R) {
           schema::consumerStage(A.Kind, A.Microbatch, A.Stage, Route)));
   }
   RankTiming &RS = Res.Ranks[R];
+  if (RS.Computes == 0 || Begin < RS.ComputeStart)
+    RS.ComputeStart = Begin;
+  RS.ComputeEnd = std::max(RS.ComputeEnd, End);
   RS.ComputeBusy += Dur;
   RS.Computes += N;
   if (End > RS.End)

@@ -62,6 +62,7 @@ void writeFiguresJson(const ir::Schedule &S, const sim::SimResult &R,
   B.put(",\n  \"bubble_over_makespan\": ").dbl(R.BubbleOverMakespan);
   B.put(",\n  \"bubble_over_ideal\": ").dbl(R.BubbleOverIdeal);
   B.put(",\n  \"mean_idle_fraction\": ").dbl(R.MeanIdleFraction);
+  B.put(",\n  \"span\": ").dbl(R.Span);
   B.put(",\n  \"peak_memory\": ").num(R.PeakMemory);
   if (S.MemoryLimit)
     B.put(",\n  \"memory_limit\": ").num(*S.MemoryLimit);
@@ -77,6 +78,7 @@ void writeFiguresJson(const ir::Schedule &S, const sim::SimResult &R,
     B.put(", \"comm\": ").dbl(X.CommBusy);
     B.put(", \"comm_wait\": ").dbl(X.CommWait);
     B.put(", \"end\": ").dbl(X.End);
+    B.put(", \"span\": ").dbl(X.Span);
     B.put(", \"peak_memory\": ").num(X.PeakMemory);
     B.put(", \"peak_memory_at\": ").num(X.PeakMemoryAt);
     B.put(", \"computes\": ").num(int64_t(X.Computes));

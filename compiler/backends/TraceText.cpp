@@ -203,6 +203,9 @@ void writeSummary(const ir::Schedule &S, const sim::SimResult &R,
                     Pct(R.BubbleOverIdeal));
   OS << fmt::format("  {:<16}{}   (1 - sum of busy / (ranks * makespan))\n",
                     "mean idle", Pct(R.MeanIdleFraction));
+  OS << fmt::format("  {:<16}{}   (largest per-rank first compute start to "
+                    "last compute end)\n",
+                    "span", fmtTime(R.Span));
   int32_t PeakRank = 0;
   for (size_t I = 0; I < R.Ranks.size(); ++I)
     if (R.Ranks[I].PeakMemory > R.Ranks[PeakRank].PeakMemory)
@@ -244,17 +247,18 @@ void writeSummary(const ir::Schedule &S, const sim::SimResult &R,
   }
   OS << "\n";
   OS << fmt::format("  {:>5} {:>10} {:>10} {:>7} {:>10} {:>10} {:>8} {:>8} "
-                    "{:>6} {:>6}\n",
+                    "{:>6} {:>6} {:>10}\n",
                     "rank", "busy", "idle", "util", "comm", "wait", "peakmem",
-                    "computes", "sends", "recvs");
+                    "computes", "sends", "recvs", "span");
   for (size_t I = 0; I < R.Ranks.size(); ++I) {
     const sim::RankStats &X = R.Ranks[I];
     OS << fmt::format(
-        "  {:>5} {:>10} {:>10} {:>7} {:>10} {:>10} {:>8} {:>8} {:>6} {:>6}\n",
+        "  {:>5} {:>10} {:>10} {:>7} {:>10} {:>10} {:>8} {:>8} {:>6} {:>6} "
+        "{:>10}\n",
         I, fmtTime(X.ComputeBusy), fmtTime(X.Idle),
         R.Makespan > 0 ? Pct(X.ComputeBusy / R.Makespan) : std::string("-"),
         fmtTime(X.CommBusy), fmtTime(X.CommWait), X.PeakMemory, X.Computes,
-        X.Sends, X.Recvs);
+        X.Sends, X.Recvs, fmtTime(X.Span));
   }
   if (!R.Channels.empty()) {
     OS << "\n  channel        messages      bytes\n";

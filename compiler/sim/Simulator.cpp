@@ -36,6 +36,8 @@ void figures(const ir::Schedule &S, analysis::TimingResult &T, SimResult &Res) {
     RS.CommBusy = X.CommBusy;
     RS.CommWait = X.CommWait;
     RS.End = X.End;
+    RS.Span = X.Computes ? X.ComputeEnd - X.ComputeStart : 0;
+    Res.Span = std::max(Res.Span, RS.Span);
     RS.Computes = X.Computes;
     RS.Sends = X.Sends;
     RS.Recvs = X.Recvs;

@@ -108,6 +108,10 @@ struct RankTiming {
   double CommWait = 0;
   /// End of the rank's last action.
   double End = 0;
+  /// Start of the rank's first compute and end of its last (0 and 0 with
+  /// no computes): its span, the zero-bubble papers' iteration time.
+  double ComputeStart = 0;
+  double ComputeEnd = 0;
   uint64_t Computes = 0;
   uint64_t Sends = 0;
   uint64_t Recvs = 0;

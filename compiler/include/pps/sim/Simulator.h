@@ -92,6 +92,10 @@ struct RankStats {
   double CommWait = 0;
   /// End of the rank's last action.
   double End = 0;
+  /// From the start of the rank's first compute to the end of its last: the
+  /// per-rank iteration time the zero-bubble papers report (0 with no
+  /// computes).
+  double Span = 0;
   /// Peak activation memory (units of one stage's activations of one
   /// microbatch), from the memory analysis (pps/analysis/Memory.h).
   int64_t PeakMemory = 0;
@@ -123,6 +127,8 @@ struct SimResult {
 
   /// End of the last action on any rank.
   double Makespan = 0;
+  /// The largest per-rank span (RankStats::Span).
+  double Span = 0;
   /// The ideal time: the largest per-rank compute time (what the busiest
   /// rank would need with no bubble and no comm wait).
   double Ideal = 0;
