@@ -319,8 +319,10 @@ static int runSim() {
     S.flushDiagnostics();
     return ExitDiagnostics;
   }
-  if (SO.CommModel)
-    Sched->Comm = *SO.CommModel; // the checks run under the same model
+  // Options that change a cost or the comm model change the schedule itself,
+  // before any pass (insert-comms orders messages by the pairs' simulated
+  // times): the same value written in the file gives the same result.
+  sim::applyScheduleOverrides(*Sched, SO);
   passes::AnalysisResults Results;
   bool Checked = runPipeline(S, *Sched, PipelineGoal::Check, Results);
   // A deadlock is what people most want to see: simulate up to where each

@@ -157,6 +157,52 @@ static std::string problemFromFlags(synth::Problem &P) {
   return P.validate();
 }
 
+/// The cost flags applied to a schedule read from a file, before anything
+/// reads its costs (every pass and synthesis see them, as if written in the
+/// file): --cost on every stage, --stage-cost on one, --comm-latency. Keys
+/// not given keep the file's values. Empty string on success.
+static std::string costFlagsToSchedule(ir::Schedule &S) {
+  ir::CostModel &CM = S.Cost;
+  auto Apply = [](ir::StageCost &SC, StringRef Text) -> std::string {
+    synth::JobCost C{SC.F, SC.I, SC.W};
+    std::string Err = parseCosts(Text, C);
+    if (!Err.empty())
+      return Err;
+    SC.F = C.F;
+    SC.I = C.I;
+    SC.W = C.W;
+    SC.B = C.I + C.W;
+    return {};
+  };
+  if (!CostOpt.empty()) {
+    std::string Err = Apply(CM.Default, CostOpt);
+    for (ir::StageCost &SC : CM.PerStage)
+      if (Err.empty())
+        Err = Apply(SC, CostOpt);
+    if (!Err.empty())
+      return "--cost: " + Err;
+  }
+  for (const std::string &SC : StageCostOpt) {
+    auto [StageText, Costs] = StringRef(SC).split(':');
+    int32_t Stage;
+    if (StageText.trim().getAsInteger(10, Stage) || Stage < 0 ||
+        Stage >= S.Topo.Stages)
+      return fmt::format("--stage-cost '{}': the stage must be 0..{}", SC,
+                         S.Topo.Stages - 1);
+    if (CM.PerStage.empty())
+      CM.PerStage.assign(size_t(S.Topo.Stages), CM.Default);
+    std::string Err = Apply(CM.PerStage[size_t(Stage)], Costs);
+    if (!Err.empty())
+      return fmt::format("--stage-cost '{}': {}", SC, Err);
+  }
+  if (LatencyOpt.getNumOccurrences()) {
+    if (!(LatencyOpt >= 0) || !std::isfinite(LatencyOpt))
+      return "--comm-latency must be >= 0";
+    CM.Latency = LatencyOpt;
+  }
+  return {};
+}
+
 static std::string num(double V) {
   if (V == std::floor(V) && std::fabs(V) < 1e15)
     return fmt::format("{}", int64_t(V));
@@ -230,6 +276,9 @@ static int runSynth() {
       S.flushDiagnostics();
       return ExitDiagnostics;
     }
+    std::string CostErr = costFlagsToSchedule(Sched);
+    if (!CostErr.empty())
+      return S.usage(CostErr);
     if (MemoryOpt > 0)
       Sched.Synth->MemoryLimit = MemoryOpt;
     if (NoExact)

@@ -69,6 +69,15 @@ void figures(const ir::Schedule &S, analysis::TimingResult &T, SimResult &Res) {
 
 } // namespace
 
+void applyScheduleOverrides(ir::Schedule &S, const SimOptions &Opts) {
+  if (Opts.CommModel)
+    S.Comm = *Opts.CommModel;
+  if (Opts.Latency)
+    S.Cost.Latency = *Opts.Latency;
+  if (Opts.BlockingComm)
+    S.Cost.AsyncComm = !*Opts.BlockingComm;
+}
+
 SimResult simulate(const ir::Schedule &S, const SimOptions &Opts,
                    DiagnosticEngine *Diags) {
   analysis::TimingOptions TO;

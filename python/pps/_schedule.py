@@ -522,6 +522,12 @@ class SimResult:
         return self._sim.makespan
 
     @property
+    def span(self) -> float:
+        """The largest per-rank span: from a rank's first compute start to
+        its last compute end (the zero-bubble papers' iteration time)."""
+        return self._sim.span
+
+    @property
     def ideal(self) -> float:
         """The busiest rank's compute time (the makespan with no bubble)."""
         return self._sim.ideal

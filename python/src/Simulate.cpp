@@ -38,8 +38,8 @@ SimPtr simulate(const Unit &U, const SimArgs &A) {
   St->SM = U.SM;
   St->S = U.Source;
   applyCosts(St->S, A.Costs);
-  if (SO.CommModel)
-    St->S.Comm = *SO.CommModel; // the checks run under the same model
+  // Before the passes: insert-comms orders messages with these costs.
+  sim::applyScheduleOverrides(St->S, SO);
   py::gil_scoped_release NoGil;
   DiagnosticEngine Diags(*U.SM);
   if (!runPasses(St->S, Diags, pipeline::Goal::Check))

@@ -279,6 +279,7 @@ PYBIND11_MODULE(_pps, m) {
   py::class_<SimState, SimPtr> Sim(m, "Simulation", "A simulated schedule");
   Sim.def_property_readonly("makespan",
                             [](const SimState &S) { return S.R.Makespan; })
+      .def_property_readonly("span", [](const SimState &S) { return S.R.Span; })
       .def_property_readonly("ideal",
                              [](const SimState &S) { return S.R.Ideal; })
       .def_property_readonly(

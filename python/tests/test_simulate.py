@@ -29,6 +29,7 @@ def test_makespan_equals_ppsc_sim(name, tmp_pps):
     got = schedule.simulate()
     assert got.makespan == want["makespan"]
     assert got.ideal == want["ideal"]
+    assert got.span == want["span"]
     assert got.bubble == want["bubble_over_makespan"]
     assert got.bubble_over_ideal == want["bubble_over_ideal"]
     assert got.peak_memory == want["peak_memory"]
@@ -95,6 +96,17 @@ def test_options_equal_ppsc_flags(flags, kwargs, tmp_pps):
     path = tmp_pps(stdlib_pipeline("zb_h1"), "zb_h1.pps")
     want = ppsc_figures(path, *flags)
     assert pps.compile(str(path)).simulate(**kwargs).to_json() == want
+
+
+def test_latency_equals_the_same_latency_in_the_file(tmp_pps):
+    # The option reaches insert-comms, which orders messages by the
+    # simulated time of each pair (ZB-H1 here took 38 instead of 37.6).
+    base = ("pipeline z { ranks 4; microbatches 8; "
+            "cost { F = 1; I = 1.5; W = 0.7; } %s schedule zb_h1(); }")
+    written = pps.compile(base % "comm { latency 0.5; }").simulate()
+    assert written.makespan == pytest.approx(37.6)
+    assert pps.compile(base % "").simulate(latency=0.5).makespan == \
+        written.makespan
 
 
 def test_trace_formats_equal_ppsc(tmp_pps):

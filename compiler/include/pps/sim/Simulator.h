@@ -161,6 +161,14 @@ struct SimResult {
   double end(ActionRef A) const { return Times[A.Rank].End[A.Index]; }
 };
 
+/// Writes the options of Opts that change the schedule -- the comm model,
+/// the latency, blocking or async comm -- into S itself. Callers that lower
+/// S (insert-comms orders messages by the simulated time of each pair) call
+/// this before the passes, so that every pass reads the cost the simulator
+/// times with: an option then gives the result of the same value written in
+/// the file.
+void applyScheduleOverrides(ir::Schedule &S, const SimOptions &Opts);
+
 /// Simulates S. Diags may be null (no diagnostics, just the result); with an
 /// engine, a deadlock is reported as a `deadlock` error located at the
 /// action each stuck rank waits on.
