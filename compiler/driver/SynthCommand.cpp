@@ -73,6 +73,13 @@ static cl::opt<int64_t>
               cl::desc("Peak activations per rank (chunks under V placement)"),
               cl::value_desc("N"), cl::init(0), cl::sub(SynthCmd),
               cl::cat(opts::Category));
+static cl::opt<std::string> ObjectiveOpt(
+    "objective",
+    cl::desc("What to minimise: makespan (default) or span (the largest "
+             "per-rank first start to last end, as the zero-bubble papers "
+             "report)"),
+    cl::value_desc("makespan|span"), cl::init("makespan"), cl::sub(SynthCmd),
+    cl::cat(opts::Category));
 static cl::opt<bool> NoExact("no-exact",
                              cl::desc("Do not run the exact search (it runs "
                                       "when ranks <= 4, microbatches <= 8)"),
@@ -248,11 +255,17 @@ static int runSynth() {
   auto T0 = std::chrono::steady_clock::now();
   synth::SynthOptions SO;
   SO.UseExact = !NoExact;
+  if (ObjectiveOpt != "makespan" && ObjectiveOpt != "span")
+    return S.usage(fmt::format("--objective must be makespan or span, got '{}'",
+                               ObjectiveOpt.getValue()));
+  const bool SpanGoal = ObjectiveOpt == "span";
 
   if (opts::Input.empty()) {
     std::string Err = problemFromFlags(P);
     if (!Err.empty())
       return S.usage(Err);
+    if (SpanGoal)
+      P.Goal = synth::Objective::Span;
     std::string Why;
     Res = synth::synthesize(P, SO, &Why);
     if (!Res) {
@@ -281,9 +294,25 @@ static int runSynth() {
       return S.usage(CostErr);
     if (MemoryOpt > 0)
       Sched.Synth->MemoryLimit = MemoryOpt;
+    // Flags as request arguments (sorted by name, replacing the file's).
+    auto SetArg = [&](StringRef Name, int64_t V) {
+      auto &Args = Sched.Synth->Args;
+      for (auto &A : Args)
+        if (A.first == Name) {
+          A.second = V;
+          return;
+        }
+      Args.push_back({Name.str(), V});
+      llvm::sort(Args);
+    };
     if (NoExact)
-      Sched.Synth->Args.push_back({"exact", 0});
+      SetArg("exact", 0);
+    if (ObjectiveOpt.getNumOccurrences())
+      SetArg("span", SpanGoal ? 1 : 0);
     P = synth::Problem::fromSchedule(Sched, Sched.Synth->MemoryLimit);
+    for (const auto &A : Sched.Synth->Args)
+      if (A.first == "span" && A.second)
+        P.Goal = synth::Objective::Span;
     // What the synth pass does, keeping the result's figures.
     synth::Result R;
     if (!synth::runSynthRequest(Sched, S.Diags, &R)) {

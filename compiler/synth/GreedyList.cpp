@@ -316,7 +316,7 @@ std::optional<Result> greedyList(const Problem &P) {
           Evaluation E = evaluate(P, O);
           if (!E.Valid || E.MaxPeakMemory > P.MemoryLimit)
             continue;
-          if (!Best || better(E, Best->Eval))
+          if (!Best || better(E, Best->Eval, P.Goal))
             Best = Result{std::move(O), std::move(E),
                           fmt::format("greedy(k={},base={},slack={},{}{})", K,
                                       Base, Slack >= 1e9 ? -1.0 : Slack,

@@ -17,12 +17,13 @@ namespace pps::synth {
 namespace {
 
 struct Score {
-  double Makespan, EndSum;
+  /// The objective's figure (Problem::Goal), then the sum of rank spans.
+  double Primary, EndSum;
   bool operator<(const Score &O) const {
     const double Eps = 1e-9;
-    if (Makespan < O.Makespan - Eps)
+    if (Primary < O.Primary - Eps)
       return true;
-    if (Makespan > O.Makespan + Eps)
+    if (Primary > O.Primary + Eps)
       return false;
     return EndSum < O.EndSum - Eps;
   }
@@ -35,7 +36,7 @@ std::optional<Score> score(const Problem &P, const Order &O) {
   double Sum = 0;
   for (int32_t R = 0; R < P.Ranks; ++R)
     Sum += E.Span[R];
-  return Score{E.Makespan, Sum};
+  return Score{objectiveValue(E, P.Goal), Sum};
 }
 
 } // namespace

@@ -363,18 +363,19 @@ bool repairOrder(const Problem &P, Order &O, unsigned MaxMoves) {
   return true;
 }
 
-bool better(const Evaluation &A, const Evaluation &B) {
+bool better(const Evaluation &A, const Evaluation &B, Objective G) {
   if (!A.Valid || !B.Valid)
     return A.Valid && !B.Valid;
   const double Eps = 1e-9;
-  if (A.Makespan < B.Makespan - Eps)
-    return true;
-  if (A.Makespan > B.Makespan + Eps)
-    return false;
-  if (A.MaxSpan < B.MaxSpan - Eps)
-    return true;
-  if (A.MaxSpan > B.MaxSpan + Eps)
-    return false;
+  const Objective Other =
+      G == Objective::Span ? Objective::Makespan : Objective::Span;
+  for (Objective O : {G, Other}) {
+    double X = objectiveValue(A, O), Y = objectiveValue(B, O);
+    if (X < Y - Eps)
+      return true;
+    if (X > Y + Eps)
+      return false;
+  }
   return A.MaxPeakMemory < B.MaxPeakMemory;
 }
 

@@ -43,18 +43,24 @@ bool runSynthRequest(ir::Schedule &S, DiagnosticEngine &Diags, Result *Out) {
     return false;
   }
   SynthOptions Opts;
+  Objective Goal = Objective::Makespan;
   for (const auto &[Name, Value] : Req.Args) {
     if (Name == "exact") {
       Opts.UseExact = Value != 0;
       continue;
     }
+    if (Name == "span") {
+      Goal = Value != 0 ? Objective::Span : Objective::Makespan;
+      continue;
+    }
     Diags.report(DiagKind::InvalidValue, Loc,
                  fmt::format("unknown synth argument '{}' (expected "
-                             "memory or exact)",
+                             "memory, exact or span)",
                              Name));
     return false;
   }
   Problem P = Problem::fromSchedule(S, Req.MemoryLimit);
+  P.Goal = Goal;
   std::string Bad = P.validate();
   if (!Bad.empty()) {
     Diags.report(DiagKind::InvalidValue, Loc, Bad);

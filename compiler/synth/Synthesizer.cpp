@@ -22,6 +22,19 @@ int64_t minimumMemory(const Problem &P) {
   return Min;
 }
 
+double spanLowerBound(const Problem &P) {
+  // A rank's span holds all its work.
+  double LB = 0;
+  for (int32_t R = 0; R < P.Ranks; ++R) {
+    double Work = 0;
+    for (int32_t S : P.stagesOf(R))
+      Work += P.Microbatches * (P.cost(JobKind::F, S) + P.cost(JobKind::I, S) +
+                                P.cost(JobKind::W, S));
+    LB = std::max(LB, Work);
+  }
+  return LB;
+}
+
 double makespanLowerBound(const Problem &P) {
   // Earliest start of each stage's first F.
   std::vector<double> Head(P.Stages, 0.0);
@@ -62,25 +75,27 @@ std::optional<Result> synthesize(const Problem &P, const SynthOptions &Opts,
   std::optional<Result> Best;
   auto Offer = [&](std::optional<Result> R) {
     if (R && R->Eval.Valid && R->Eval.MaxPeakMemory <= P.MemoryLimit &&
-        (!Best || better(R->Eval, Best->Eval)))
+        (!Best || better(R->Eval, Best->Eval, P.Goal)))
       Best = std::move(R);
   };
   if (Opts.UseHeuristics) {
     // Each heuristic's best, polished by adjacent swaps on small problems
     // (each evaluation is linear in the jobs); polishing both matters, as
     // the better start does not always polish to the better end.
-    double LB = makespanLowerBound(P);
+    const double LB = objectiveLowerBound(P);
     for (int Alg = 0; Alg < 2; ++Alg) {
       std::optional<Result> R =
           Alg == 0 ? greedyList(P)
                    : (P.Place == ir::Placement::V ? vPatternSearch(P)
                                                   : std::nullopt);
-      if (R && R->Eval.Makespan > LB + 1e-9 && P.numJobs() <= 3000)
+      if (R && objectiveValue(R->Eval, P.Goal) > LB + 1e-9 &&
+          P.numJobs() <= 3000)
         improveBySwaps(P, *R, /*MaxEvals=*/20000);
       Offer(std::move(R));
     }
   }
-  bool MeetsBound = Best && Best->Eval.Makespan <= makespanLowerBound(P) + 1e-9;
+  bool MeetsBound = Best && objectiveValue(Best->Eval, P.Goal) <=
+                                objectiveLowerBound(P) + 1e-9;
   if (MeetsBound)
     Best->Algorithm += " (optimal: meets the lower bound)";
   // With two stages per rank the state space grows much faster: beyond
@@ -89,7 +104,9 @@ std::optional<Result> synthesize(const Problem &P, const SynthOptions &Opts,
   bool Deep = P.Stages > P.Ranks;
   bool Worthwhile = !Deep || int64_t(P.Ranks) * P.Microbatches <= 16 ||
                     Opts.ExactStateBudget > 1'000'000;
-  if (Opts.UseExact && !MeetsBound && Worthwhile && exactApplies(P)) {
+  // The exact search minimises the makespan only.
+  if (Opts.UseExact && P.Goal == Objective::Makespan && !MeetsBound &&
+      Worthwhile && exactApplies(P)) {
     ExactOptions EO;
     EO.StateBudget = Opts.ExactStateBudget;
     if (Best)
@@ -106,8 +123,16 @@ std::optional<Result> synthesize(const Problem &P, const SynthOptions &Opts,
                             P.MemoryLimit));
   // Lint-clean output: no rank idles while the backward job after the wait
   // could have run (never worse, see fillGaps).
-  if (fillGaps(P, Best->Ord) > 0)
-    Best->Eval = evaluate(P, Best->Ord);
+  // Pulling a job into a gap can start a rank earlier, so under the span
+  // objective a result whose span grew is not kept.
+  Order Before = Best->Ord;
+  if (fillGaps(P, Best->Ord) > 0) {
+    Evaluation E = evaluate(P, Best->Ord);
+    if (P.Goal == Objective::Span && E.MaxSpan > Best->Eval.MaxSpan + 1e-9)
+      Best->Ord = std::move(Before);
+    else
+      Best->Eval = std::move(E);
+  }
   return Best;
 }
 

@@ -531,7 +531,7 @@ std::optional<Result> vPatternSearch(const Problem &P) {
                    int I1, int Len0) {
     if (!E.Valid || E.MaxPeakMemory > P.MemoryLimit)
       return;
-    if (Best && !better(E, Best->Eval))
+    if (Best && !better(E, Best->Eval, P.Goal))
       return;
     Best = Result{std::move(O), std::move(E),
                   fmt::format("v-pattern{}(k0={},k1={},len0={},p0={})",

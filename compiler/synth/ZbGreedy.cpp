@@ -240,7 +240,7 @@ std::optional<Result> zeroBubbleHeuristic(const Problem &P) {
         Evaluation E = evaluate(P, O);
         if (!E.Valid || E.MaxPeakMemory > P.MemoryLimit)
           continue;
-        if (!Best || better(E, Best->Eval))
+        if (!Best || better(E, Best->Eval, P.Goal))
           Best = Result{std::move(O), std::move(E),
                         fmt::format("zero-bubble({},{},{})", A, Bf, C)};
       }

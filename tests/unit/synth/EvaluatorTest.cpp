@@ -154,3 +154,43 @@ TEST(SynthEvaluator, ValidatesProblems) {
 }
 
 } // namespace
+
+TEST(SynthEvaluator, BetterFollowsTheObjective) {
+  Evaluation A, B;
+  A.Valid = B.Valid = true;
+  A.Makespan = 10;
+  A.MaxSpan = 9;
+  B.Makespan = 11;
+  B.MaxSpan = 8;
+  EXPECT_TRUE(better(A, B, Objective::Makespan));
+  EXPECT_FALSE(better(B, A, Objective::Makespan));
+  EXPECT_TRUE(better(B, A, Objective::Span));
+  EXPECT_FALSE(better(A, B, Objective::Span));
+  // Ties on the objective go to the other figure, then to memory.
+  B.MaxSpan = 9;
+  EXPECT_TRUE(better(A, B, Objective::Span));
+  B.Makespan = 10;
+  B.MaxPeakMemory = 3;
+  A.MaxPeakMemory = 4;
+  EXPECT_TRUE(better(B, A, Objective::Span));
+  EXPECT_DOUBLE_EQ(objectiveValue(A, Objective::Span), 9);
+  EXPECT_DOUBLE_EQ(objectiveValue(A, Objective::Makespan), 10);
+}
+
+TEST(SynthEvaluator, SpanObjectiveNeverWorseOnSpan) {
+  // Same problems, both objectives: the span goal's result has a max span
+  // no larger than the makespan goal's, and meets its bound when it says so.
+  for (JobCost C : {JobCost{5, 6, 4}, JobCost{1, 2, 1}})
+    for (int64_t Mem : {3, 5, 8}) {
+      Problem P = Problem::make(4, 8, ir::Placement::Loop, C, Mem);
+      SynthOptions SO;
+      SO.UseExact = false;
+      std::optional<Result> M = synthesize(P, SO);
+      P.Goal = Objective::Span;
+      std::optional<Result> S = synthesize(P, SO);
+      ASSERT_TRUE(M && S);
+      EXPECT_LE(S->Eval.MaxSpan, M->Eval.MaxSpan + 1e-9) << Mem;
+      EXPECT_LE(S->Eval.MaxPeakMemory, Mem);
+      EXPECT_GE(S->Eval.MaxSpan, spanLowerBound(P) - 1e-9);
+    }
+}

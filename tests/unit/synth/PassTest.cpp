@@ -93,6 +93,20 @@ TEST(SynthPass, RejectsUnknownArguments) {
   EXPECT_TRUE(C.Diags.has(DiagKind::InvalidValue));
 }
 
+TEST(SynthPass, SpanArgumentSetsTheObjective) {
+  for (int Span : {0, 1}) {
+    Compiled C;
+    compile(C, fmt::format("pipeline p {{\n  ranks 4;\n  microbatches 8;\n"
+                           "  cost {{ F = 5; I = 6; W = 4; }}\n"
+                           "  schedule synth(memory: 8, span: {});\n}}\n",
+                           Span));
+    ASSERT_TRUE(C.S);
+    ASSERT_TRUE(runSynth(C));
+    EXPECT_FALSE(C.Diags.hasErrors());
+    EXPECT_GT(C.S->numActions(), 0u);
+  }
+}
+
 TEST(SynthPass, InterleavedLoopPlacement) {
   // Three stages per rank (loop placement): the greedy list scheduler
   // handles any placement; the reserve rule keeps it deadlock-free.

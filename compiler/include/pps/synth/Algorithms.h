@@ -110,6 +110,14 @@ std::optional<Result> synthesize(const Problem &P, const SynthOptions &Opts,
 /// latency). A result that meets it is optimal.
 double makespanLowerBound(const Problem &P);
 
+/// A lower bound on the largest per-rank span: the busiest rank's work.
+double spanLowerBound(const Problem &P);
+
+/// The lower bound of the problem's objective.
+inline double objectiveLowerBound(const Problem &P) {
+  return P.Goal == Objective::Span ? spanLowerBound(P) : makespanLowerBound(P);
+}
+
 /// The smallest memory limit any schedule can meet: 1 chunk per rank for
 /// loop placement (F I W one microbatch at a time), 2 for V placement
 /// (rank 0 holds stages 0 and S-1 at once before the first backward ...).

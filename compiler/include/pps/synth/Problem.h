@@ -70,7 +70,14 @@ struct JobCost {
   double W = 1.0;
 };
 
-/// What to synthesise: topology, costs, latency and the memory limit.
+/// What synthesis minimises: the makespan (end of the last job), or the
+/// largest per-rank span (a rank's first job start to its last job end,
+/// the iteration time the zero-bubble papers report). Ties go to the other
+/// figure, then to lower peak memory.
+enum class Objective { Makespan, Span };
+
+/// What to synthesise: topology, costs, latency, the memory limit and the
+/// objective.
 struct Problem {
   int32_t Ranks = 0;
   int32_t Stages = 0;
@@ -84,6 +91,8 @@ struct Problem {
   double Latency = 0.0;
   /// Peak activation memory per rank, in stage (chunk) units.
   int64_t MemoryLimit = 0;
+  /// What "better" means (better(), the heuristics, the bounds).
+  Objective Goal = Objective::Makespan;
 
   /// A problem with uniform costs and loop or V placement; Stages = 0 means
   /// one stage per rank for loop, two for V.
@@ -159,9 +168,16 @@ struct Evaluation {
 /// Times an order. KeepStarts fills Evaluation::Start.
 Evaluation evaluate(const Problem &P, const Order &O, bool KeepStarts = false);
 
-/// True if A is a better result than B: lower makespan, then lower max
-/// span, then lower peak memory.
-bool better(const Evaluation &A, const Evaluation &B);
+/// True if A is a better result than B under the objective: lower makespan
+/// then lower max span (Makespan), or the other way round (Span), then
+/// lower peak memory.
+bool better(const Evaluation &A, const Evaluation &B,
+            Objective G = Objective::Makespan);
+
+/// The figure the objective minimises.
+inline double objectiveValue(const Evaluation &E, Objective G) {
+  return G == Objective::Span ? E.MaxSpan : E.Makespan;
+}
 
 /// Moves backward jobs into the idle gap in front of the job before them
 /// when they fit and their input has arrived (what the align-bubbles lint
