@@ -283,9 +283,10 @@ TEST(SynthProof, LargerSizesStayFeasibleAndBeatZeroBubble) {
       std::optional<Result> G = greedyList(Pr);
       std::optional<Result> Zb = zeroBubbleHeuristic(Pr);
       ASSERT_TRUE(G);
-      if (Zb)
+      if (Zb) {
         EXPECT_LE(G->Eval.Makespan, Zb->Eval.Makespan)
             << "p " << P << " memory " << Mem;
+      }
     }
 }
 
