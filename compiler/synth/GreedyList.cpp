@@ -31,6 +31,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace pps::synth {
@@ -38,6 +39,12 @@ namespace pps::synth {
 namespace {
 
 constexpr double Inf = std::numeric_limits<double>::infinity();
+
+bool same(double A, double B) {
+  return A == B ||
+         std::fabs(A - B) <= 1e-9 * std::max({1.0, std::fabs(A), std::fabs(B)});
+}
+bool before(double A, double B) { return A < B && !same(A, B); }
 
 struct Params {
   int K = 1;
@@ -48,6 +55,11 @@ struct Params {
   /// its first chunk's F to its last chunk's F (true), or to its first
   /// chunk's I (false).
   bool ToLastF = false;
+  /// F is preferred while warming up, I otherwise; the preferred job is
+  /// taken when it starts at most PatienceCost x its cost plus
+  /// PatienceLatency x the latency after the other (0, 0: only on ties).
+  double PatienceCost = 0;
+  double PatienceLatency = 0;
 };
 
 struct Decision {
@@ -135,8 +147,8 @@ Decision Greedy::decide(int32_t R, bool KnownOnly) const {
         Mem[R] + memoryDelta(JobKind::F) + Reserve[S] <= P.MemoryLimit) {
       auto [A, Known] = arrival(JobKind::F, S, NF[S]);
       double St = std::max(T0, A);
-      bool Better =
-          St < BestF.Start || (St == BestF.Start && Pa.PreferLaterChunkF);
+      bool Better = before(St, BestF.Start) ||
+                    (same(St, BestF.Start) && Pa.PreferLaterChunkF);
       if ((Known || !KnownOnly) && (!BestF.Has || Better)) {
         BestF = {true, {JobKind::F, NF[S], S}, St};
         FKnown = Known;
@@ -147,24 +159,32 @@ Decision Greedy::decide(int32_t R, bool KnownOnly) const {
       double St = std::max(T0, A);
       if (KnownOnly && !Known)
         continue;
-      if (!BestI.Has || St < BestI.Start ||
-          (St == BestI.Start && S > BestI.J.Stage)) {
+      if (!BestI.Has || before(St, BestI.Start) ||
+          (same(St, BestI.Start) && S > BestI.J.Stage)) {
         BestI = {true, {JobKind::I, NI[S], S}, St};
         IKnown = Known;
       }
     }
   }
-  // F is preferred on ties while warming up, I otherwise.
+  // F is preferred while warming up, I otherwise: on ties, and when it
+  // starts at most the patience after the other. With latency the F and I
+  // of a rank arrive a few latencies apart where without it they tie; taking
+  // whichever starts first then breaks the rank's F-I rhythm (two I in a
+  // row, the next F a job late, ...), which costs more than the wait.
   Decision C;
   bool CKnown = false;
-  if (BestF.Has && (!BestI.Has || BestF.Start <= BestI.Start)) {
+  bool TakeF = BestF.Has;
+  if (BestF.Has && BestI.Has) {
+    const Job &Pref = WantF ? BestF.J : BestI.J;
+    double Wait = Pa.PatienceCost * P.cost(Pref.Kind, Pref.Stage) +
+                  Pa.PatienceLatency * P.Latency;
+    TakeF = WantF ? !before(BestI.Start + Wait, BestF.Start)
+                  : before(BestF.Start + Wait, BestI.Start);
+  }
+  if (TakeF) {
     C = BestF;
     CKnown = FKnown;
   } else if (BestI.Has) {
-    C = BestI;
-    CKnown = IKnown;
-  }
-  if (BestF.Has && BestI.Has && BestI.Start == BestF.Start && !WantF) {
     C = BestI;
     CKnown = IKnown;
   }
@@ -173,12 +193,12 @@ Decision Greedy::decide(int32_t R, bool KnownOnly) const {
   for (int32_t S : StagesOf[R])
     if (NW[S] < NI[S]) {
       double St = std::max(T0, end(JobKind::I, S, NW[S]));
-      if (!W.Has || St < W.Start)
+      if (!W.Has || before(St, W.Start))
         W = {true, {JobKind::W, NW[S], S}, St};
     }
   if (W.Has) {
     double WCost = P.cost(JobKind::W, W.J.Stage);
-    if (!C.Has || W.Start + WCost <= C.Start + Pa.SlackFrac * WCost + 1e-12)
+    if (!C.Has || !before(C.Start + Pa.SlackFrac * WCost, W.Start + WCost))
       return W;
   }
   if (C.Has && CKnown)
@@ -252,7 +272,7 @@ bool Greedy::run(Order &Out) {
     int32_t Best = -1;
     for (int32_t R = 0; R < Ranks; ++R)
       if (Pending[R].Has &&
-          (Best < 0 || Pending[R].Start < Pending[Best].Start))
+          (Best < 0 || before(Pending[R].Start, Pending[Best].Start)))
         Best = R;
     if (Best < 0) {
       // Every rank waits for a job whose input is not placed yet, on lower
@@ -260,7 +280,7 @@ bool Greedy::run(Order &Out) {
       // is known instead.
       for (int32_t R = 0; R < Ranks; ++R) {
         Decision D = decide(R, /*KnownOnly=*/true);
-        if (D.Has && (Best < 0 || D.Start < Pending[Best].Start)) {
+        if (D.Has && (Best < 0 || before(D.Start, Pending[Best].Start))) {
           Pending[R] = D;
           Best = R;
         }
@@ -294,6 +314,10 @@ std::optional<Result> greedyList(const Problem &P) {
   bool Large = P.numJobs() > 2000;
   llvm::SmallVector<int, 4> Bases = {0, 1, 2, 3};
   llvm::SmallVector<double, 4> Slacks = {0.0, 0.5, 1.0, 1e9};
+  // Patience (in job costs, in latencies) only matters with latency.
+  llvm::SmallVector<std::pair<double, double>, 6> Patiences = {{0, 0}};
+  if (P.Latency > 0)
+    Patiences = {{0, 0}, {0, 1}, {0, 2}, {0, 4}, {0.5, 0}, {1, 0}};
   if (Large) {
     Bases = {0, 2};
     Slacks = {0.0, 1e9};
@@ -309,19 +333,26 @@ std::optional<Result> greedyList(const Problem &P) {
             continue;
           if (Large && Mode != 2 && P.Stages != P.Ranks)
             continue; // large, several stages per rank: the best mode only
-          Params Pa{K, Base, Slack, Later, ToLastF};
-          Order O;
-          if (!Greedy(P, Pa).run(O))
-            continue;
-          Evaluation E = evaluate(P, O);
-          if (!E.Valid || E.MaxPeakMemory > P.MemoryLimit)
-            continue;
-          if (!Best || better(E, Best->Eval, P.Goal))
-            Best = Result{std::move(O), std::move(E),
-                          fmt::format("greedy(k={},base={},slack={},{}{})", K,
-                                      Base, Slack >= 1e9 ? -1.0 : Slack,
-                                      Later ? "late-first" : "early-first",
-                                      ToLastF ? ",to-last-f" : "")};
+          for (auto [PatC, PatL] : Patiences) {
+            Params Pa{K, Base, Slack, Later, ToLastF, PatC, PatL};
+            Order O;
+            if (!Greedy(P, Pa).run(O))
+              continue;
+            Evaluation E = evaluate(P, O);
+            if (!E.Valid || E.MaxPeakMemory > P.MemoryLimit)
+              continue;
+            if (!Best || better(E, Best->Eval, P.Goal))
+              Best =
+                  Result{std::move(O), std::move(E),
+                         fmt::format("greedy(k={},base={},slack={},{}{}{})", K,
+                                     Base, Slack >= 1e9 ? -1.0 : Slack,
+                                     Later ? "late-first" : "early-first",
+                                     ToLastF ? ",to-last-f" : "",
+                                     PatC + PatL > 0
+                                         ? fmt::format(",patience={}job+{}lat",
+                                                       PatC, PatL)
+                                         : "")};
+          }
         }
     }
   return Best;
