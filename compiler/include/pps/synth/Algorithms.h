@@ -15,6 +15,9 @@
 //                     (sail-sg/zero-bubble-pipeline-parallelism
 //                     auto_schedule.py, initial_solution): the baseline the
 //                     tests compare against; not part of the portfolio.
+//  * Templates.cpp    stdlib schedules (gpipe, 1F1B, ZB-H1, ZB-H2 at every
+//                     activation cap, interleaved 1F1B, looped BFS, ZB-V)
+//                     as orders: the portfolio's floor.
 //  * Exact.cpp        exact search for small sizes: a time-indexed breadth
 //                     first search with duplicate detection and a lower
 //                     bound, proving the optimal makespan.
@@ -59,6 +62,13 @@ std::optional<Result> vPatternSearch(const Problem &P);
 /// rank): best of its eight flag combinations. Empty when it cannot fit
 /// the memory limit (it raises "Cannot fit memory" there).
 std::optional<Result> zeroBubbleHeuristic(const Problem &P);
+
+/// The compute orders of the stdlib schedules that apply to P's topology
+/// (loop, one stage per rank: gpipe, one_f_one_b, zb_h1, zb_h2 with each
+/// cap from 1 to min(limit, M); loop, several: interleaved_1f1b,
+/// looped_bfs; V with two stages per rank: zb_v), timed under P's costs
+/// and latency; peaks may exceed the limit. Empty for other placements.
+std::vector<Result> stdlibTemplates(const Problem &P);
 
 struct ExactOptions {
   /// Give up after expanding this many states.
