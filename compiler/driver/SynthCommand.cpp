@@ -30,6 +30,7 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <chrono>
 #include <cmath>
 
@@ -210,10 +211,15 @@ static std::string costFlagsToSchedule(ir::Schedule &S) {
   return {};
 }
 
+/// A figure to 12 significant digits (1236.541 stays 1236.541; sums of
+/// latencies lose their rounding noise, and a difference below 1e-9 that is
+/// only noise prints as 0): enough to compare with a paper.
 static std::string num(double V) {
+  if (std::fabs(V) < 1e-9)
+    return "0";
   if (V == std::floor(V) && std::fabs(V) < 1e15)
     return fmt::format("{}", int64_t(V));
-  return fmt::format("{:.4g}", V);
+  return fmt::format("{:.12g}", V);
 }
 
 /// The figures, as `//` comment lines.
@@ -238,11 +244,20 @@ static void printFigures(raw_ostream &OS, const synth::Problem &P,
     OS << fmt::format("// (synthesis timed it at {} with dataflow timing; the "
                       "simulator's comm model differs)\n",
                       num(R.Eval.Makespan));
-  OS << "// rank  span      bubble    idle      peak-memory\n";
+  // Columns as wide as the widest exact figure (at least 9).
+  std::vector<std::array<std::string, 3>> Rows;
+  size_t W = 9;
+  for (int32_t Rk = 0; Rk < P.Ranks; ++Rk) {
+    Rows.push_back({num(R.Eval.Span[Rk]), num(R.Eval.Bubble[Rk]),
+                    num(Sim.Ranks[Rk].Idle)});
+    for (const std::string &X : Rows.back())
+      W = std::max(W, X.size());
+  }
+  OS << fmt::format("// {:<5} {:<{}} {:<{}} {:<{}} peak-memory\n", "rank",
+                    "span", W, "bubble", W, "idle", W);
   for (int32_t Rk = 0; Rk < P.Ranks; ++Rk)
-    OS << fmt::format("// {:<5} {:<9} {:<9} {:<9} {}\n", Rk,
-                      num(R.Eval.Span[Rk]), num(R.Eval.Bubble[Rk]),
-                      num(Sim.Ranks[Rk].Idle), Sim.Ranks[Rk].PeakMemory);
+    OS << fmt::format("// {:<5} {:<{}} {:<{}} {:<{}} {}\n", Rk, Rows[Rk][0], W,
+                      Rows[Rk][1], W, Rows[Rk][2], W, Sim.Ranks[Rk].PeakMemory);
 }
 
 static int runSynth() {
