@@ -6,7 +6,8 @@ pps_install_deps() {
   # pkgconf: the by-hand build test (tests/install); git, clang-format-14,
   # clang-tidy-14: .ci/style; python3-torch: pps.torch and its tests
   # (python/tests/test_torch_*); chromium: the render tests (tests/render)
-  # and the screenshots in docs/img.
+  # and the screenshots in docs/img; python3-jsonschema: the export schema
+  # test (tests/lit/export).
   local pkgs=(cmake ninja-build g++ python3 antlr4 libantlr4-runtime-dev
               llvm-14-dev llvm-14-tools libfmt-dev libgtest-dev
               libbenchmark-dev libopenmpi-dev openmpi-bin
@@ -14,6 +15,7 @@ pps_install_deps() {
               pybind11-dev python3-dev python3-pytest python3-pip
               git clang-format-14 clang-tidy-14 chromium
               libtorch-dev python3-torch # pps_runtime_torch, examples/gpt; pps.torch
+              python3-jsonschema # the export schema test (tests/lit/export)
               iproute2) # ip netns: the two-host MPI test (tests/exec/two_hosts.sh)
   local missing=()
   for p in "${pkgs[@]}"; do

@@ -253,8 +253,7 @@ void Report::run(DiagnosticEngine &D) const {
       size_t YL = M.Ids.indexOf(M.Partner[gid(Rk, I)]);
       int32_t QNext = Cycle[(K + 2) % Cycle.size()];
       size_t QI = WaitOp(Q, QNext);
-      Dg->note(Loc(Q, YL), fmt::format("rank {} posts {} only after {}", Q,
-                                       describe(S, Q, YL), describe(S, Q, QI)));
+      noteOnlyAfter(*Dg, S, Q, YL, QI, "posts");
     }
   } else {
     // No cycle: every chain of waits ends at an operation nothing matches.
@@ -309,6 +308,15 @@ void reportDeadlock(const ir::Schedule &S, const Matching &M,
   if (R.Free)
     return;
   Report(S, M, R).run(D);
+}
+
+void noteOnlyAfter(Diagnostic &D, const ir::Schedule &S, int32_t Peer,
+                   size_t Needed, size_t Blocked, llvm::StringRef Verb) {
+  if (Needed == Blocked)
+    return;
+  D.note(locOf(S, S.Ranks[size_t(Peer)].Actions[Needed]),
+         fmt::format("rank {} {} {} only after {}", Peer, Verb.str(),
+                     describe(S, Peer, Needed), describe(S, Peer, Blocked)));
 }
 
 std::vector<int32_t>

@@ -9,6 +9,7 @@
 #include "pps/backends/CppEmitter.h"
 
 #include "pps/analysis/Memory.h"
+#include "pps/analysis/Routes.h"
 #include "pps/sim/Simulator.h"
 #include "ppsrt/Schedule.h"
 
@@ -16,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <type_traits>
 
@@ -165,6 +167,7 @@ void emitCpp(const ir::Schedule &S, const CppEmitOptions &Opts,
                     T.Ranks, T.Stages, ir::placementName(T.Place).str(),
                     T.Microbatches, ir::commModelName(S.Comm).str(),
                     S.numActions());
+  OS << fmt::format("// {}\n", cppCommentText(Opts.Status.sentence()));
   OS << "//\n"
         "// Build with pps_add_executor (CMake, find_package(pps)) or with\n"
         "// pkg-config pps-runtime / pps-runtime-mpi (docs/runtime.md), then:\n"
@@ -210,6 +213,27 @@ void emitCpp(const ir::Schedule &S, const CppEmitOptions &Opts,
     OS << fmt::format("    {{kRank{}, {}}},\n", R, S.Ranks[R].Actions.size());
   OS << "};\n\n";
 
+  analysis::ModelLayout Layout = analysis::modelLayout(T);
+  OS << "// Routes: {first microbatch, microbatches, first stage, last stage, "
+        "data rank,\n// loss rank}: where inputs are read and losses "
+        "computed.\n";
+  OS << fmt::format("const ppsrt::RouteDesc kRoutes[{}] = {{",
+                    std::max<size_t>(1, Layout.Routes.size()));
+  for (size_t I = 0; I < Layout.Routes.size(); ++I) {
+    const analysis::Route &R = Layout.Routes[I];
+    OS << fmt::format("{}{{{}, {}, {}, {}, {}, {}}}", I ? ", " : "",
+                      R.FirstMicrobatch, R.Microbatches, R.FirstStage,
+                      R.LastStage, R.DataRank, R.LossRank);
+  }
+  OS << "};\n\n";
+  OS << "// Weight sharing: the weight group (model layer) of each stage; "
+        "the stages of a\n// group hold copies of the same weights, whose "
+        "gradients are summed.\n";
+  OS << fmt::format("const int32_t kWeightGroup[{}] = {{", T.Stages);
+  for (int32_t St = 0; St < T.Stages; ++St)
+    OS << (St ? ", " : "") << Layout.GroupOf[size_t(St)];
+  OS << "};\n\n";
+
   OS << "// Memory analysis: peak activations per rank.\n";
   OS << fmt::format("const int64_t kPredictedPeak[{}] = {{", T.Ranks);
   for (int32_t R = 0; R < T.Ranks; ++R)
@@ -250,6 +274,14 @@ void emitCpp(const ir::Schedule &S, const CppEmitOptions &Opts,
   OS << fmt::format("    {}, // directions\n", T.Directions);
   OS << fmt::format("    {}, // executor timing per comm model\n",
                     Executor.empty() ? "nullptr" : "kExecutorMakespan");
+  OS << fmt::format("    {}, kRoutes, // routes\n", Layout.Routes.size());
+  OS << fmt::format("    kWeightGroup, {}, // weight group per stage, groups\n",
+                    Layout.Groups.size());
+  if (Opts.Status.Verified)
+    OS << "    nullptr, // verified: no reason to warn\n";
+  else
+    OS << fmt::format("    \"{}\", // unverified\n",
+                      cppStringLiteral(Opts.Status.sentence()));
   OS << "};\n\n} // namespace\n\n";
   OS << "int main(int argc, char **argv) {\n"
         "  return ppsrt::executorMain(kSchedule, argc, argv);\n"

@@ -1,11 +1,15 @@
-//===- JsonEmitter.cpp - the IR as JSON for other tools -------------------===//
+//===- JsonEmitter.cpp - the schedule as JSON for runtimes and tools ------===//
 //
-// Streams the schedule (no DOM: a million actions stay cheap): topology,
-// cost model, options, synthesis request and every rank's actions with
-// kind, microbatch, stage, peer, idle time and overlap flag.
+// Streams the schedule (no DOM: a million actions stay cheap): schema
+// version, verification, topology, routes and weight-sharing groups, cost
+// model, options, synthesis request and every rank's actions with kind,
+// microbatch, stage, peer, idle time and overlap flag. The field list is
+// docs/export.schema.json; keep the two in step.
 //
 //===----------------------------------------------------------------------===//
 #include "pps/backends/JsonEmitter.h"
+
+#include "pps/analysis/Routes.h"
 
 #include "llvm/Support/JSON.h"
 
@@ -20,21 +24,54 @@ static void stageCost(llvm::json::OStream &J, const ir::StageCost &C) {
   });
 }
 
-void emitJson(const ir::Schedule &S, llvm::raw_ostream &OS) {
+static void intArray(llvm::json::OStream &J, llvm::StringRef Name,
+                     llvm::ArrayRef<int32_t> Values) {
+  J.attributeArray(Name, [&] {
+    for (int32_t V : Values)
+      J.value(V);
+  });
+}
+
+void emitJson(const ir::Schedule &S, llvm::raw_ostream &OS,
+              const ExportStatus &Status) {
+  analysis::ModelLayout Layout = analysis::modelLayout(S.Topo);
   llvm::json::OStream J(OS, 1);
   J.object([&] {
+    J.attribute("schema_version", ExportSchemaVersion);
     J.attribute("name", S.Name);
+    J.attributeObject("verification", [&] {
+      J.attribute("verified", Status.Verified);
+      J.attribute("comm_model", ir::commModelName(Status.Model));
+      if (!Status.Verified)
+        J.attribute("reason", Status.Why);
+    });
     J.attributeObject("topology", [&] {
       J.attribute("ranks", S.Topo.Ranks);
       J.attribute("stages", S.Topo.Stages);
       J.attribute("microbatches", S.Topo.Microbatches);
       J.attribute("placement", ir::placementName(S.Topo.Place));
-      if (S.Topo.Directions != 1)
-        J.attribute("directions", S.Topo.Directions);
-      J.attributeArray("stage_to_rank", [&] {
-        for (int32_t R : S.Topo.StageToRank)
-          J.value(R);
-      });
+      J.attribute("directions", S.Topo.Directions);
+      intArray(J, "stage_to_rank", S.Topo.StageToRank);
+    });
+    J.attributeArray("routes", [&] {
+      for (const analysis::Route &R : Layout.Routes)
+        J.object([&] {
+          J.attribute("first_microbatch", R.FirstMicrobatch);
+          J.attribute("microbatches", R.Microbatches);
+          J.attribute("first_stage", R.FirstStage);
+          J.attribute("last_stage", R.LastStage);
+          J.attribute("data_rank", R.DataRank);
+          J.attribute("loss_rank", R.LossRank);
+        });
+    });
+    intArray(J, "data_ranks", Layout.DataRanks);
+    intArray(J, "loss_ranks", Layout.LossRanks);
+    J.attributeArray("weight_groups", [&] {
+      for (const auto &G : Layout.Groups)
+        J.array([&] {
+          for (int32_t St : G)
+            J.value(St);
+        });
     });
     J.attributeObject("cost", [&] {
       J.attributeBegin("default");
@@ -75,7 +112,7 @@ void emitJson(const ir::Schedule &S, llvm::raw_ostream &OS) {
         J.object([&] {
           J.attribute("rank", int64_t(R));
           J.attributeArray("actions", [&] {
-            for (const ir::Action &A : S.Ranks[R].Actions) {
+            for (const ir::Action &A : exportActions(S.Ranks[R].Actions)) {
               J.object([&] {
                 J.attribute("kind", ir::actionKindName(A.Kind));
                 if (A.Kind == ir::ActionKind::Idle) {

@@ -6,85 +6,73 @@
 //===----------------------------------------------------------------------===//
 #include "pps/backends/TorchCsv.h"
 
+#include "pps/analysis/Describe.h"
 #include "pps/import/TorchNames.h"
 
-#include "llvm/ADT/STLExtras.h"
-#include "llvm/ADT/SmallVector.h"
+#include <fmt/format.h>
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
-#include <tuple>
 
 namespace pps::backends {
 
 using namespace ir;
 using import::torchActionName;
 
-namespace {
-
-/// Where to add REDUCE_GRAD for stages that have none, so PyTorch's
-/// compute+comms runtime reduces and scales gradients: after the stage's
-/// last B or W (and after the sends right behind it), as PyTorch's
-/// _add_reduce_grad + _add_send_recv place it.
-std::vector<Action> withReduceGrad(llvm::ArrayRef<Action> Actions) {
-  struct Last {
-    int32_t Stage;
-    size_t After; // insert before this index
-  };
-  llvm::SmallVector<int32_t, 4> HasReduce;
-  llvm::SmallVector<Last, 4> Lasts;
-  for (size_t I = 0; I < Actions.size(); ++I) {
-    const Action &A = Actions[I];
-    if (A.Kind == ActionKind::ReduceGrad) {
-      HasReduce.push_back(A.Stage);
-      continue;
+bool checkTorchExport(const Schedule &S, DiagnosticEngine &Diags) {
+  // PyTorch's schedules send every microbatch through stages 0..S-1.
+  if (S.Topo.Directions != 1) {
+    Diags.report(
+        DiagKind::TorchExport, S.DeclLoc,
+        fmt::format("the torch target cannot express `directions {}`: "
+                    "PyTorch sends every microbatch through every stage",
+                    S.Topo.Directions));
+    return false;
+  }
+  bool Ok = true;
+  for (size_t R = 0; R < S.Ranks.size(); ++R) {
+    const std::vector<Action> &Acts = S.Ranks[R].Actions;
+    for (size_t I = 0; I + 1 < Acts.size(); ++I) {
+      if (!Acts[I].overlapsNext() || !isCompute(Acts[I].Kind))
+        continue;
+      ActionKind K1 = Acts[I].Kind, K2 = Acts[I + 1].Kind;
+      bool ForwardAndBackward = (K1 == ActionKind::F && K2 == ActionKind::B) ||
+                                (K1 == ActionKind::B && K2 == ActionKind::F);
+      if (!ForwardAndBackward) {
+        Ok = false;
+        Diags
+            .report(DiagKind::TorchExport, analysis::locOf(S, Acts[I]),
+                    fmt::format("the torch target cannot express "
+                                "overlap({}, {}) on rank {}: PyTorch's "
+                                "OVERLAP_F_B pairs a forward with a full "
+                                "backward (B)",
+                                actionText(Acts[I]), actionText(Acts[I + 1]),
+                                R))
+            .note(analysis::locOf(S, Acts[I]),
+                  "an overlap runner (torchtitan's DualPipeV "
+                  "overlap_callback) runs the pair's first action as a "
+                  "forward and its second as a full backward; write the two "
+                  "actions without overlap(...) to export them");
+      }
+      ++I;
     }
-    if (A.Kind != ActionKind::B && A.Kind != ActionKind::W)
-      continue;
-    size_t After = I + 1;
-    if (A.overlapsNext() && After < Actions.size())
-      ++After; // after the whole overlap pair
-    // After the sends that follow it (its gradient, and the pair's).
-    while (After < Actions.size() && isSend(Actions[After].Kind))
-      ++After;
-    auto It =
-        llvm::find_if(Lasts, [&](const Last &L) { return L.Stage == A.Stage; });
-    if (It == Lasts.end())
-      Lasts.push_back({A.Stage, After});
-    else
-      It->After = After;
   }
-  llvm::erase_if(Lasts, [&](const Last &L) {
-    return llvm::is_contained(HasReduce, L.Stage);
-  });
-  if (Lasts.empty())
-    return std::vector<Action>(Actions.begin(), Actions.end());
-  llvm::sort(Lasts, [](const Last &X, const Last &Y) {
-    return std::tie(X.After, X.Stage) < std::tie(Y.After, Y.Stage);
-  });
-  std::vector<Action> Out;
-  Out.reserve(Actions.size() + Lasts.size());
-  size_t Next = 0;
-  for (size_t I = 0; I <= Actions.size(); ++I) {
-    while (Next < Lasts.size() && Lasts[Next].After == I)
-      Out.push_back(
-          Action::control(ActionKind::ReduceGrad, Lasts[Next++].Stage));
-    if (I < Actions.size())
-      Out.push_back(Actions[I]);
-  }
-  return Out;
+  return Ok;
 }
-
-} // namespace
 
 void emitTorchCsv(const Schedule &S, llvm::raw_ostream &OS,
                   const TorchExportOptions &Opts) {
   assert(S.Topo.Directions == 1 && "PyTorch's CSV has one direction");
+  if (!Opts.Status.Verified)
+    OS << "# pps: " << Opts.Status.sentence()
+       << "; PyTorch's loaders reject this line: delete it to load the file "
+          "anyway\n";
   for (const RankProgram &Program : S.Ranks) {
     std::vector<Action> WithReduce;
     llvm::ArrayRef<Action> Actions = Program.Actions;
     if (Opts.WithComms) {
-      WithReduce = withReduceGrad(Actions);
+      WithReduce = exportActions(Actions);
       Actions = WithReduce;
     }
     bool First = true;
@@ -110,8 +98,12 @@ void emitTorchCsv(const Schedule &S, llvm::raw_ostream &OS,
         continue;
       }
       if (A.overlapsNext() && I + 1 < Actions.size()) {
-        Cell() << '(' << torchActionName(A) << ';'
-               << torchActionName(Actions[I + 1]) << ")OVERLAP_F_B";
+        // The forward first (checkTorchExport allows only F with B).
+        const Action &B = Actions[I + 1];
+        bool Swap = A.Kind != ActionKind::F && B.Kind == ActionKind::F;
+        const Action &X = Swap ? B : A, &Y = Swap ? A : B;
+        Cell() << '(' << torchActionName(X) << ';' << torchActionName(Y)
+               << ")OVERLAP_F_B";
         ++I;
         continue;
       }

@@ -102,6 +102,17 @@ bool isPassDisabled(StringRef Pass) {
   return llvm::is_contained(DisablePass, Pass);
 }
 
+std::string skippedProof(const passes::AnalysisResults &Results) {
+  // The checks of the proof, in pipeline order (align-bubbles only warns).
+  for (const char *Pass : {"verify-deps", "insert-comms", "deadlock", "memory"})
+    if (isPassDisabled(Pass))
+      return fmt::format("the {0} check was disabled (--disable-pass={0})",
+                         Pass);
+  if (!pipeline::proved(Results))
+    return "the proof did not complete";
+  return "";
+}
+
 void noteSkippedChecks(DiagnosticEngine &Diags) {
   for (const passes::PassInfo &P : pipeline::passRegistry().passes())
     if (!P.Unchecked.empty() && isPassDisabled(P.Name))

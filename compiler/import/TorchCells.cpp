@@ -27,6 +27,11 @@ bool isTypeChar(char C) { return llvm::isAlpha(C) || C == '_'; }
 } // namespace
 
 void CellParser::checkFlavour() {
+  if (Comment != NoLoc)
+    Diags.report(DiagKind::CsvFlavour, Comment,
+                 "a comment line, which PyTorch's loaders reject (it is no "
+                 "action; pps reads it as a comment): `ppsc emit --no-verify` "
+                 "starts a schedule exported without its proof with one");
   if (FirstComm != NoLoc && FirstEmpty != NoLoc) {
     Diags
         .report(DiagKind::CsvFlavour, FirstEmpty,
@@ -56,6 +61,14 @@ bool CellParser::run(std::vector<std::vector<Action>> &Rows) {
     return false;
   }
   size_t Pos = 0;
+  // Leading `#` lines are comments (an unverified export's marker).
+  while (Pos < Buf.size() && Buf[Pos] == '#') {
+    if (Comment == NoLoc)
+      Comment = SM.getLoc(File, Line, 1);
+    size_t Eol = Buf.find('\n', Pos);
+    Pos = Eol == llvm::StringRef::npos ? Buf.size() : Eol + 1;
+    ++Line;
+  }
   // Like Python's csv.reader: every line is a row (a blank line is a rank
   // with no actions); the text after the last newline is a row if not empty.
   while (Pos < Buf.size()) {

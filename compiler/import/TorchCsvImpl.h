@@ -65,6 +65,8 @@ private:
   bool Ok = true;
   // The first cell of each sort, for checkFlavour.
   LocId FirstEmpty = NoLoc, FirstComm = NoLoc, FirstControl = NoLoc;
+  // A leading `#` line (pps marks an unverified export with one).
+  LocId Comment = NoLoc;
 };
 
 /// Infers the topology and fills in peers; the second phase of import.

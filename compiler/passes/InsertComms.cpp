@@ -155,9 +155,7 @@ void InsertCommsPass::reportCycle(const Schedule &S, const UnitIndex &U,
     D.note(locOf(S, S.Ranks[B.Rank].Actions[I]),
            fmt::format("rank {} waits at {} for {} from rank {}", B.Rank,
                        describe(S, B.Rank, I), describe(S, Q, PI), Q));
-    D.note(locOf(S, S.Ranks[Q].Actions[PI]),
-           fmt::format("rank {} runs {} only after {}", Q, describe(S, Q, PI),
-                       describe(S, Q, QI)));
+    analysis::noteOnlyAfter(D, S, Q, PI, QI, "runs");
   }
 }
 

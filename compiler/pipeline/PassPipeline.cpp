@@ -38,6 +38,10 @@ void addPasses(passes::PassManager &PM, const ir::Schedule &S,
     PM.add(passes::createFsdpPass());
 }
 
+bool proved(const passes::AnalysisResults &R) {
+  return R.DepsVerified && R.DeadlockFree && !R.PeakMemory.empty();
+}
+
 namespace {
 void registerPass(passes::PassRegistry &R, std::unique_ptr<passes::Pass> P,
                   const char *Unchecked) {

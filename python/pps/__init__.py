@@ -19,14 +19,15 @@ from . import _pps
 from ._schedule import (Schedule, ScheduleBuilder, SimResult, compile,
                         from_torch_csv, lint, stdlib_dir, synth)
 from ._types import (ACTION_KINDS, Action, Channel, CompileError,
-                     DiagnosticKind, Finding, Findings, Note, RankStats,
+                     DiagnosticKind, Finding, Findings, Note, RankStats, Route,
                      TimedAction, diagnostic_kinds)
 
 __version__ = _pps.__version__
 
 __all__ = [
     "ACTION_KINDS", "Action", "Channel", "CompileError", "DiagnosticKind",
-    "Finding", "Findings", "Note", "RankStats", "Schedule", "ScheduleBuilder",
+    "Finding", "Findings", "Note", "RankStats", "Route", "Schedule",
+    "ScheduleBuilder",
     "SimResult", "TimedAction", "compile", "diagnostic_kinds",
     "from_torch_csv", "lint", "stdlib_dir", "synth",
 ]

@@ -10,7 +10,7 @@ from typing import (Any, Dict, Iterable, List, Mapping, Optional, Sequence,
                     Tuple, Union)
 
 from . import _pps
-from ._types import Action, Channel, Findings, RankStats, TimedAction
+from ._types import Action, Channel, Findings, RankStats, Route, TimedAction
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -391,6 +391,31 @@ class Schedule:
         nothing; B/I at the last stage starts from its own F."""
         return self._unit.route(_int("microbatch", microbatch))
 
+    @property
+    def routes(self) -> List[Route]:
+        """Every route (one per direction) with the rank that reads its
+        microbatches' inputs and the rank that computes their losses."""
+        return [Route(*r) for r in self._unit.layout["routes"]]
+
+    @property
+    def data_ranks(self) -> List[int]:
+        """The ranks that read microbatch inputs, ascending."""
+        return list(self._unit.layout["data_ranks"])
+
+    @property
+    def loss_ranks(self) -> List[int]:
+        """The ranks that compute losses, ascending."""
+        return list(self._unit.layout["loss_ranks"])
+
+    @property
+    def weight_groups(self) -> List[List[int]]:
+        """Group k: the stages (ascending) that hold layer k of the model,
+        the k-th stage of every route. The stages of a group of more than
+        one (DualPipe's stage k and S/2 + k) hold copies of the same
+        weights: initialise them alike and sum their gradients before the
+        optimizer steps (pps.torch does both)."""
+        return [list(g) for g in self._unit.layout["weight_groups"]]
+
     # --- costs and options
     @property
     def comm_model(self) -> str:
@@ -440,6 +465,14 @@ class Schedule:
         return Findings._from_report(self._unit.warnings)
 
     # --- checks and figures
+    def prove(self, comm_model: Optional[str] = None) -> Findings:
+        """The proof every executable export and pps.torch run first (what
+        `ppsc lint` checks: dependencies, comm matching, deadlock under the
+        comm model, memory): empty if the schedule passes it, else lint's
+        findings. Warnings do not fail it."""
+        report = self._unit.prove(_comm_model(comm_model))
+        return Findings() if report is None else Findings._from_report(report)
+
     def lint(self, comm_model: Optional[str] = None) -> Findings:
         """`ppsc lint`: dependencies, FIFO matching, deadlock (with the
         cycle and its locations), memory, idle ranks with ready work. Empty
@@ -485,16 +518,23 @@ class Schedule:
         """The lowered .pps text form (parses back to the same schedule)."""
         return self._unit.to_pps()
 
-    def to_json(self) -> str:
-        """The IR as JSON (`ppsc emit --target=json`)."""
-        return self._unit.to_json()
+    def to_json(self, verify: bool = True) -> str:
+        """The JSON export (`ppsc emit --target=json`; its schema is
+        docs/export.schema.json). Proved first as `ppsc lint` proves it:
+        raises CompileError with lint's findings if the schedule fails;
+        verify=False writes it anyway, marked unverified."""
+        return self._unit.to_json(bool(verify))
 
-    def to_torch_csv(self, with_comms: bool = False) -> str:
+    def to_torch_csv(self, with_comms: bool = False,
+                     verify: bool = True) -> str:
         """PyTorch's schedule CSV (`ppsc emit --target=torch`): compute
         only, or with_comms for the compute+comms flavour. Raises
-        CompileError for a bidirectional schedule, which PyTorch cannot
-        express."""
-        return self._unit.to_torch_csv(bool(with_comms))
+        CompileError for what PyTorch cannot express (two directions, an
+        overlap of other than a forward and a full backward) and, unless
+        verify=False, if the schedule fails the proof `ppsc lint` runs
+        (verify=False writes it with a first line marking it unverified,
+        which PyTorch's loaders reject)."""
+        return self._unit.to_torch_csv(bool(with_comms), bool(verify))
 
     def __str__(self) -> str:
         return self.to_pps()

@@ -178,6 +178,21 @@ class CompileError(ValueError):
         return cls(findings.text, findings)
 
 
+class Route(NamedTuple):
+    """One route through the stages (Schedule.routes), as the compiler
+    derives it for every runtime: microbatches [first_microbatch,
+    first_microbatch + microbatches) traverse first_stage..last_stage in
+    order; data_rank (the rank of first_stage) reads their inputs,
+    loss_rank (the rank of last_stage) computes their losses."""
+
+    first_microbatch: int
+    microbatches: int
+    first_stage: int
+    last_stage: int
+    data_rank: int
+    loss_rank: int
+
+
 class RankStats(NamedTuple):
     """Simulated figures of one rank (time units; memory in activations).
 

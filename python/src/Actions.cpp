@@ -8,6 +8,7 @@
 #include "Module.h"
 
 #include "pps/analysis/Matching.h"
+#include "pps/analysis/Routes.h"
 #include "pps/backends/TorchCsv.h"
 
 #include "llvm/ADT/DenseSet.h"
@@ -175,22 +176,37 @@ py::dict costsOf(const ir::Schedule &S, int32_t Stage) {
   return D;
 }
 
-std::string torchCsv(const Unit &U, bool WithComms) {
+std::string torchCsv(const Unit &U, bool WithComms, bool Verify) {
   const ir::Schedule &S = U.Lowered;
-  // PyTorch's schedules send every microbatch through stages 0..S-1 (the
-  // same refusal as `ppsc emit --target=torch`).
-  if (S.Topo.Directions != 1) {
-    DiagnosticEngine Diags(*U.SM);
-    Diags.report(
-        DiagKind::InvalidValue, S.DeclLoc,
-        fmt::format("the torch target cannot express `directions {}`: "
-                    "PyTorch sends every microbatch through every stage",
-                    S.Topo.Directions));
+  // What PyTorch cannot express is refused as `ppsc emit --target=torch`
+  // refuses it, before the proof.
+  DiagnosticEngine Diags(*U.SM);
+  if (!backends::checkTorchExport(S, Diags))
     fail(Diags);
-  }
+  backends::ExportStatus Status =
+      exportStatus(U, Verify, "to_torch_csv(verify=False)");
   return render([&](llvm::raw_ostream &OS) {
-    backends::emitTorchCsv(S, OS, {WithComms});
+    backends::emitTorchCsv(S, OS, {WithComms, Status});
   });
+}
+
+py::dict layoutOf(const ir::Schedule &S) {
+  analysis::ModelLayout L = analysis::modelLayout(S.Topo);
+  py::list Routes, Groups;
+  for (const analysis::Route &R : L.Routes)
+    Routes.append(py::make_tuple(R.FirstMicrobatch, R.Microbatches,
+                                 R.FirstStage, R.LastStage, R.DataRank,
+                                 R.LossRank));
+  for (const auto &G : L.Groups)
+    Groups.append(std::vector<int32_t>(G.begin(), G.end()));
+  py::dict D;
+  D["routes"] = Routes;
+  D["data_ranks"] =
+      std::vector<int32_t>(L.DataRanks.begin(), L.DataRanks.end());
+  D["loss_ranks"] =
+      std::vector<int32_t>(L.LossRanks.begin(), L.LossRanks.end());
+  D["weight_groups"] = Groups;
+  return D;
 }
 
 } // namespace pps::python

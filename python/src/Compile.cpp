@@ -95,6 +95,32 @@ UnitPtr finish(std::shared_ptr<SourceManager> SM, DiagnosticEngine &Diags,
   return U;
 }
 
+std::optional<ReportData> prove(const Unit &U,
+                                std::optional<ir::CommModel> Comm) {
+  ir::Schedule S = U.Source;
+  if (Comm)
+    S.Comm = *Comm;
+  DiagnosticEngine Diags(*U.SM);
+  passes::AnalysisResults Results;
+  if (runPasses(S, Diags, pipeline::Goal::Check, &Results) &&
+      pipeline::proved(Results)) {
+    (void)collect(Diags); // warnings do not fail the proof
+    return std::nullopt;
+  }
+  return collect(Diags);
+}
+
+backends::ExportStatus exportStatus(const Unit &U, bool Verify,
+                                    const char *OptOut) {
+  if (!Verify)
+    return backends::ExportStatus::unverified(
+        U.Lowered.Comm,
+        fmt::format("exported with {}; `ppsc lint` checks it", OptOut));
+  if (std::optional<ReportData> R = prove(U, std::nullopt))
+    throw CompileFailure{std::move(*R)};
+  return backends::ExportStatus::verified(U.Lowered.Comm);
+}
+
 static frontend::FrontendOptions frontendOptions(const SourceArgs &A) {
   frontend::FrontendOptions FO;
   // The stdlib comes after the -I directories (as for ppsc); empty means

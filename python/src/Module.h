@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "pps/backends/Export.h"
 #include "pps/import/TorchCsv.h"
 #include "pps/ir/Builder.h"
 #include "pps/ir/Schedule.h"
@@ -150,6 +151,18 @@ SourceArgs sourceArgs(const std::string &Source, bool IsText,
                       const std::string &StdlibDir, const std::string &Pipeline,
                       const std::map<std::string, int64_t> &Overrides,
                       std::optional<uint64_t> StepBudget);
+
+/// The proof `ppsc lint` runs (the Check pipeline) on U under Comm (the
+/// schedule's model if unset): an empty report if it passed, else every
+/// finding. The one check behind every export and pps.torch.
+std::optional<ReportData> prove(const Unit &U,
+                                std::optional<ir::CommModel> Comm);
+
+/// What an export of U says about its proof: verified after prove()
+/// passed (a CompileFailure with lint's findings if it fails), or, with
+/// Verify false, unverified because of OptOut (the argument that said so).
+backends::ExportStatus exportStatus(const Unit &U, bool Verify,
+                                    const char *OptOut);
 
 /// ppsc compile of a .pps source into a Unit. Throws CompileFailure.
 UnitPtr compileSource(const SourceArgs &A, std::optional<ir::CommModel> Comm);
@@ -286,9 +299,15 @@ std::optional<std::string> fifoMismatch(const ir::Schedule &S);
 /// {kind: cost} of F, I, W and B on Stage.
 py::dict costsOf(const ir::Schedule &S, int32_t Stage);
 
-/// `ppsc emit --target=torch` of U (with comms or not). Throws
-/// CompileFailure for what PyTorch cannot express.
-std::string torchCsv(const Unit &U, bool WithComms);
+/// `ppsc emit --target=torch` of U (with comms or not), proved first unless
+/// Verify is false. Throws CompileFailure for what PyTorch cannot express,
+/// or lint's findings.
+std::string torchCsv(const Unit &U, bool WithComms, bool Verify);
+
+/// The model layout (analysis/Routes.h) as Python data: {"routes":
+/// [(first microbatch, microbatches, first stage, last stage, data rank,
+/// loss rank)], "data_ranks", "loss_ranks", "weight_groups": [[stage]]}.
+py::dict layoutOf(const ir::Schedule &S);
 
 //===----------------------------------------------------------------------===//
 // Synthesis (Synth.cpp)

@@ -232,15 +232,40 @@ PYBIND11_MODULE(_pps, m) {
             });
           },
           py::call_guard<py::gil_scoped_release>())
+      // The executable exports: proved as lint does first unless verify is
+      // false (then they say they are unverified).
       .def(
           "to_json",
-          [](const Unit &U) {
+          [](const Unit &U, bool Verify) {
+            backends::ExportStatus St =
+                exportStatus(U, Verify, "to_json(verify=False)");
             return render([&](llvm::raw_ostream &OS) {
-              backends::emitJson(U.Lowered, OS);
+              backends::emitJson(U.Lowered, OS, St);
             });
           },
-          py::call_guard<py::gil_scoped_release>())
-      .def("to_torch_csv", &torchCsv, py::call_guard<py::gil_scoped_release>())
+          py::arg("verify") = true, py::call_guard<py::gil_scoped_release>())
+      .def("to_torch_csv", &torchCsv, py::arg("with_comms"),
+           py::arg("verify") = true, py::call_guard<py::gil_scoped_release>())
+      // The proof alone: None if it passed, else lint's report.
+      .def(
+          "prove",
+          [](const Unit &U,
+             const std::optional<std::string> &Comm) -> py::object {
+            std::optional<ir::CommModel> M = commModel(Comm);
+            std::optional<ReportData> R;
+            {
+              py::gil_scoped_release NoGil;
+              R = prove(U, M);
+            }
+            if (!R)
+              return py::none();
+            return reportToPython(*R);
+          },
+          py::arg("comm_model") = py::none())
+      // Routes, data and loss ranks, weight-sharing groups: derived once by
+      // the compiler (analysis/Routes.h) for every runtime.
+      .def_property_readonly("layout",
+                             [](const Unit &U) { return layoutOf(U.Lowered); })
       .def(
           "lint",
           [](const Unit &U, const std::optional<std::string> &Comm) {

@@ -11,6 +11,24 @@ def computes(s):
     return [[a[:3] for a in s.actions(r) if a.is_compute] for r in range(s.ranks)]
 
 
+def forward_first(s):
+    """computes(s) with every overlap pair forward first, as the CSV writes
+    it (PyTorch's OVERLAP_F_B order; the pair's actions are independent)."""
+    out = []
+    for r in range(s.ranks):
+        acts = [a for a in s.actions(r) if a.is_compute]
+        row = [a[:3] for a in acts]
+        i = 0
+        while i + 1 < len(acts):
+            if acts[i].overlap_next:
+                if acts[i + 1].kind == "F" and acts[i].kind != "F":
+                    row[i], row[i + 1] = row[i + 1], row[i]
+                i += 1
+            i += 1
+        out.append(row)
+    return out
+
+
 @pytest.mark.parametrize("name", [n for n in stdlib_names() if n != "dualpipe"])
 def test_round_trip(name, tmp_pps):
     path = str(tmp_pps(stdlib_pipeline(name), name + ".pps"))
@@ -24,7 +42,7 @@ def test_round_trip(name, tmp_pps):
         assert (t.ranks, t.stages, t.microbatches) == (s.ranks, s.stages,
                                                         s.microbatches)
         assert t.stage_to_rank == s.stage_to_rank
-        assert computes(t) == computes(s)
+        assert computes(t) == forward_first(s)
         assert not t.lint()
 
 
@@ -55,7 +73,7 @@ def test_bidirectional_schedule_cannot_be_exported():
     s = pps.compile(stdlib_pipeline("dualpipe"))
     with pytest.raises(pps.CompileError) as info:
         s.to_torch_csv()
-    assert info.value.diagnostics[0].kind == "invalid-value"
+    assert info.value.diagnostics[0].kind == "torch-export"
     assert "directions 2" in info.value.diagnostics[0].message
 
 

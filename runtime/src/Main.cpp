@@ -488,6 +488,9 @@ int executorMain(const ScheduleDesc &S, int Argc, char **Argv) {
                S.ranks, O.ranks, O.ranks);
     return ExitUsage;
   }
+  // Said before anything runs (on every process under MPI).
+  if (S.unverified)
+    fmt::print(stderr, "warning: this executor's schedule: {}\n", S.unverified);
   std::unique_ptr<Kernels> K = makeKernels(S);
   if (!K)
     K = std::make_unique<BusyWaitKernels>();

@@ -29,6 +29,24 @@ std::string formatAction(const Action &A) {
   return pps::schema::actionText(A.kind, A.mb, A.stage, A.peer);
 }
 
+bool feedsData(const ScheduleDesc &S, int32_t Rank) {
+  if (!S.routes)
+    return S.stages > 0 && S.stageToRank[0] == Rank;
+  for (int32_t R = 0; R < S.numRoutes; ++R)
+    if (S.routes[R].dataRank == Rank)
+      return true;
+  return false;
+}
+
+bool computesLoss(const ScheduleDesc &S, int32_t Rank) {
+  if (!S.routes)
+    return S.stages > 0 && S.stageToRank[S.stages - 1] == Rank;
+  for (int32_t R = 0; R < S.numRoutes; ++R)
+    if (S.routes[R].lossRank == Rank)
+      return true;
+  return false;
+}
+
 Action inputRecvOf(const ScheduleDesc &S, const Action &C) {
   Action R;
   R.kind = pps::schema::inputRecvKind(C.kind, C.mb, C.stage, routeOf(S));

@@ -46,6 +46,19 @@ struct StageCost {
   double F, I, W, B;
 };
 
+/// One route through the stages (the compiler's analysis::Route): the
+/// microbatches [firstMicrobatch, firstMicrobatch + microbatches) traverse
+/// stages firstStage..lastStage; dataRank (the rank of firstStage) reads
+/// their inputs, lossRank (the rank of lastStage) computes their losses.
+struct RouteDesc {
+  int32_t firstMicrobatch;
+  int32_t microbatches;
+  int32_t firstStage;
+  int32_t lastStage;
+  int32_t dataRank;
+  int32_t lossRank;
+};
+
 /// Everything a generated executor knows about its schedule.
 struct ScheduleDesc {
   const char *name;   ///< pipeline name (already escaped for C++ strings)
@@ -73,7 +86,37 @@ struct ScheduleDesc {
   /// and receive mode, at [model * 2 + blockingRecv]; < 0 if the schedule
   /// cannot finish that way. Null when not computed.
   const double *executorMakespan = nullptr;
+  /// The routes (one per direction), as the compiler derived them: where
+  /// data enters and where losses are computed. Null when not given.
+  int32_t numRoutes = 0;
+  const RouteDesc *routes = nullptr;
+  /// Per stage, its weight group: the layer of the model whose weights it
+  /// holds. Stages of one group (DualPipe's stage k and stage S/2 + k) hold
+  /// copies of the same weights: a runtime initialises them alike and sums
+  /// their gradients before the optimizer steps. Null: every stage is a
+  /// group of its own.
+  const int32_t *weightGroup = nullptr;
+  int32_t numWeightGroups = 0;
+  /// Null if ppsc proved the schedule free of deadlock (as `ppsc lint`)
+  /// before writing the executor, or if the description was made by hand;
+  /// else why it did not (the executor prints it as a warning).
+  const char *unverified = nullptr;
 };
+
+/// The weight group of Stage (the stage itself without weight sharing).
+inline int32_t weightGroupOf(const ScheduleDesc &S, int32_t Stage) {
+  return S.weightGroup ? S.weightGroup[Stage] : Stage;
+}
+/// How many weight groups (model layers) S has.
+inline int32_t numWeightGroups(const ScheduleDesc &S) {
+  return S.weightGroup ? S.numWeightGroups : S.stages;
+}
+/// True if Rank reads some route's microbatch inputs (ScheduleDesc::routes;
+/// the rank of stage 0 when no routes are given).
+bool feedsData(const ScheduleDesc &S, int32_t Rank);
+/// True if Rank computes some route's losses (the rank of the last stage
+/// when no routes are given).
+bool computesLoss(const ScheduleDesc &S, int32_t Rank);
 
 /// The executor's predicted makespan of one step (ScheduleDesc::
 /// executorMakespan) for a comm model and receive mode; < 0 if unknown or

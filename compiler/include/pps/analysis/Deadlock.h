@@ -86,6 +86,17 @@ struct DeadlockExplanation {
 DeadlockExplanation explainDeadlock(const ir::Schedule &S, const Matching &M,
                                     const DeadlockResult &R);
 
+/// The note of a wait cycle that says why rank Peer has not reached its
+/// action Needed (which the previous rank of the cycle waits for): "rank
+/// Peer <Verb> `Needed` only after `Blocked`", where Blocked is the action
+/// Peer is stuck at. Adds nothing when Peer is stuck at Needed itself: the
+/// cycle's next link (what Peer waits for) is the reason, and "runs `X`
+/// only after `X`" would explain nothing. Verb is "posts" for comms, "runs"
+/// for computes. Used by every report of a wait cycle (the deadlock pass,
+/// insert-comms on a compute order that deadlocks).
+void noteOnlyAfter(Diagnostic &D, const ir::Schedule &S, int32_t Peer,
+                   size_t Needed, size_t Blocked, llvm::StringRef Verb);
+
 /// Shortest cycle in a directed graph over ranks given as adjacency lists
 /// (Adj[r] = ranks r waits for). Returns the ranks on the cycle, in order
 /// (r0 waits for r1 waits for ... waits for r0); empty if there is none.

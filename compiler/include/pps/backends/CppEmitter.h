@@ -6,11 +6,14 @@
 // words per action, eight actions per line with their text form in a
 // comment, so a million actions compile in seconds), the memory analysis'
 // peak per rank, the simulator's makespan and the executor timing's (per
-// comm model and receive mode) for comparison, and a main() that hands
-// everything to ppsrt::executorMain.
+// comm model and receive mode) for comparison, the routes (where data enters
+// and losses are computed) and weight-sharing groups (analysis/Routes.h),
+// whether the schedule was verified, and a main() that hands everything to
+// ppsrt::executorMain.
 //
 // Requires: a lowered schedule (comms inserted; the pass pipeline ran with
-//   PipelineGoal::Check so it is linted), valid ranks/stages/microbatches.
+//   PipelineGoal::Check so it is linted, unless the status says it is
+//   unverified), valid ranks/stages/microbatches.
 // Guarantees: deterministic output; nothing from the source (pipeline name,
 //   file name) reaches the generated code except inside escaped string
 //   literals and sanitised comments.
@@ -18,6 +21,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "pps/backends/Export.h"
 #include "pps/ir/Schedule.h"
 
 #include "llvm/ADT/StringRef.h"
@@ -33,6 +37,8 @@ struct CppEmitOptions {
   std::string SourceName;
   /// Compute the predicted makespan with the simulator (on by default).
   bool Simulate = true;
+  /// Whether the schedule was proved (ScheduleDesc::unverified).
+  ExportStatus Status = ExportStatus::verified(ir::CommModel::Rendezvous);
 };
 
 /// Writes the executor translation unit for S to OS.

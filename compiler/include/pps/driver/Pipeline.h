@@ -28,6 +28,12 @@ void noteSkippedChecks(DiagnosticEngine &Diags);
 /// True if --disable-pass names Pass.
 bool isPassDisabled(llvm::StringRef Pass);
 
+/// Why a Check run did not prove the schedule as lint does, given what the
+/// passes left in Results: "" if it did (verify-deps and insert-comms
+/// checked the dependencies, the deadlock pass proved it free of deadlock,
+/// the memory pass ran), else which check --disable-pass turned off.
+std::string skippedProof(const passes::AnalysisResults &Results);
+
 /// Runs the pass pipeline on S. Returns false if a pass reported an error.
 /// Analysis results (peak memory, ...) are left in Results.
 bool runPipeline(Session &Sess, ir::Schedule &S, PipelineGoal Goal,

@@ -31,6 +31,13 @@ struct PipelineConfig {
 void addPasses(passes::PassManager &PM, const ir::Schedule &S,
                const PipelineConfig &Config);
 
+/// True if a PassManager run of addPasses with Goal::Check established what
+/// `ppsc lint` proves, from what its passes left in R: dependencies checked
+/// (verify-deps, or insert-comms on the schedule's own comms), freedom from
+/// deadlock under the comm model (the deadlock pass), memory analysed. What
+/// the executable exports (docs/interop.md) call verified.
+bool proved(const passes::AnalysisResults &R);
+
 /// Every pass addPasses can add, in pipeline order, with what each check
 /// leaves unchecked when it is disabled.
 const passes::PassRegistry &passRegistry();
