@@ -155,11 +155,11 @@ static uint64_t mix(uint64_t X) {
 }
 
 ppsrt::torch::Config gptConfig(const Options &O, const Text &T,
-                               int32_t Stages) {
+                               int32_t Layers) {
   ppsrt::torch::Config C;
   int64_t Vocab = T.vocab();
-  C.module = [O, Vocab, Stages](int32_t Stage) {
-    return ppsrt::torch::StageModule(GptStage(O, Vocab, Stage, Stages));
+  C.module = [O, Vocab, Layers](int32_t Layer) {
+    return ppsrt::torch::StageModule(GptStage(O, Vocab, Layer, Layers));
   };
   torch::Tensor Tokens = T.tokens;
   C.data = [O, Tokens](int Step, int32_t Mb) {
@@ -185,9 +185,9 @@ ppsrt::torch::Config gptConfig(const Options &O, const Text &T,
         Params, torch::optim::AdamWOptions(O.lr).weight_decay(0.0));
   };
   C.seed = O.seed;
-  // Stages after the first receive [rows, context, dim] activations.
-  C.inputShape = [O](int32_t Stage) {
-    return Stage == 0 ? std::vector<int64_t>{}
+  // Layers after the first receive [rows, context, dim] activations.
+  C.inputShape = [O](int32_t Layer) {
+    return Layer == 0 ? std::vector<int64_t>{}
                       : std::vector<int64_t>{O.rows, O.context, O.dim};
   };
   return C;
@@ -289,17 +289,20 @@ private:
             "--context, --rows, --blocks)",
             A));
     }
+    // The model's layers: one per stage, or one per weight-sharing group
+    // when the schedule replicates stages (dualpipe's two directions).
+    int32_t Layers = ppsrt::numWeightGroups(schedule());
     if (O.dim < 1 || O.heads < 1 || O.dim % O.heads || O.context < 1 ||
-        O.rows < 1 || O.blocks < schedule().stages)
-      throw std::runtime_error(fmt::format(
-          "bad model size: width {} ({} heads), context {}, {} "
-          "rows, {} blocks for {} stages",
-          O.dim, O.heads, O.context, O.rows, O.blocks, schedule().stages));
+        O.rows < 1 || O.blocks < Layers)
+      throw std::runtime_error(
+          fmt::format("bad model size: width {} ({} heads), context {}, {} "
+                      "rows, {} blocks for {} layers",
+                      O.dim, O.heads, O.context, O.rows, O.blocks, Layers));
     if (Reference != "auto" && Reference != "on" && Reference != "off")
       throw std::runtime_error("--reference takes auto, on or off");
     Corpus = gpt::loadText(O.text, O.context);
     ppsrt::torch::Config &C = config();
-    C = gpt::gptConfig(O, Corpus, schedule().stages);
+    C = gpt::gptConfig(O, Corpus, Layers);
     C.intraOpThreads = Threads;
     C.strictActivationBytes = true;
     C.checkReference =
@@ -324,9 +327,9 @@ private:
     if (!Fault.empty())
       injectFault(C, Fault);
     fmt::print("gpt: {} ({} tokens, {} symbols), {} blocks of width {} over "
-               "{} stages, {} x {} tokens per microbatch\n",
+               "{} stages ({} layers), {} x {} tokens per microbatch\n",
                Corpus.path, Corpus.tokens.size(0), Corpus.vocab(), O.blocks,
-               O.dim, schedule().stages, O.rows, O.context);
+               O.dim, schedule().stages, Layers, O.rows, O.context);
   }
 
   /// --fault=KIND[:STAGE[:CALL]] (see the file comment).

@@ -84,9 +84,10 @@ TORCH_MODULE(GptStage);
 std::pair<int64_t, int64_t> blockRange(const Options &O, int32_t Stage,
                                        int32_t Stages);
 
-/// The training run: stages built by GptStage, windows of the text
-/// sampled deterministically per (step, microbatch, row), cross-entropy,
-/// AdamW per stage.
-ppsrt::torch::Config gptConfig(const Options &O, const Text &T, int32_t Stages);
+/// The training run: the model's Layers layers built by GptStage (one per
+/// stage, or one per weight-sharing group when the schedule replicates
+/// stages), windows of the text sampled deterministically per (step,
+/// microbatch, row), cross-entropy, AdamW per stage.
+ppsrt::torch::Config gptConfig(const Options &O, const Text &T, int32_t Layers);
 
 } // namespace gpt

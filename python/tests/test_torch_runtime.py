@@ -1,11 +1,13 @@
 """pps.torch end to end: 4 processes (torch.multiprocessing spawn, gloo on
 CPU) train a small transformer split over pipeline stages for 3 steps
 under stdlib schedules and comm models; every stage's weights and every
-loss must equal an unpipelined single-process run. Also: the watchdog
-stops a deadlocking schedule with every rank's blocked action in the
-lint's words, a message with another shape is refused naming both ranks
-and the action, a FIFO mismatch is refused before anything is sent, and
-the measured trace has the simulator's layout.
+loss must equal an unpipelined single-process run (dualpipe's two
+directions sharing weights as the exported groups say). Also: a schedule
+the proof rejects is refused, the watchdog stops a deadlocking schedule
+with every rank's blocked action in the lint's words, a message with
+another shape is refused naming both ranks and the action, a FIFO
+mismatch is refused before anything is sent, and the measured trace has
+the simulator's layout.
 
 Float tolerance: the model runs in float64. A pipeline computes exactly
 the reference's operations on exactly the same numbers; what may differ is
@@ -110,8 +112,12 @@ def trained(tmp_path_factory):
 @pytest.mark.parametrize("name", sorted(JOBS))
 def test_training_equals_unpipelined_reference(trained, name):
     s = pps.compile(JOBS[name])
+    # The reference shares weights as the exported groups say (dualpipe:
+    # stage k and stage 4 + k hold one layer).
     ref_weights, ref_losses = H.reference(s.stages, s.directions,
-                                          s.microbatches, STEPS)
+                                          s.microbatches, STEPS,
+                                          s.weight_groups)
+    first_of = {st: g[0] for g in s.weight_groups for st in g}
     seen_stages = set()
     losses = {}
     for rank in range(4):
@@ -119,7 +125,8 @@ def test_training_equals_unpipelined_reference(trained, name):
         assert set(res["weights"]) == set(s.stages_of(rank))
         for stage, sd in res["weights"].items():
             seen_stages.add(stage)
-            init = H.make_stage(s.stages, s.directions, stage).state_dict()
+            init = H.make_stage(s.stages, s.directions,
+                                first_of[stage]).state_dict()
             for key, value in sd.items():
                 ref = ref_weights[stage][key]
                 assert torch.allclose(value, ref, rtol=RTOL, atol=ATOL), (
@@ -250,6 +257,27 @@ def test_fifo_mismatch_is_refused_before_anything_runs():
         "error: the 1st send from rank 0 to rank 1 is `send F0@0 -> 1`, but "
         "the 1st receive at rank 1 from rank 0 is `recv F1@1 <- 0` (messages "
         "on one channel are matched in order) [fifo-mismatch]")
+
+
+def test_a_schedule_lint_rejects_is_refused_before_anything_runs():
+    # The proof of every export, under the run's comm model, before the
+    # process group is even looked at.
+    with open(os.path.join(SOURCE_DIR, "tests", "exec", "deadlock.pps")) as f:
+        s = pps.compile(f.read(), name="deadlock.pps")
+    with pytest.raises(pps.torch.PipelineError) as info:
+        pps.torch.PipelineRuntime(s, 0, {0: torch.nn.Identity()}, None)
+    text = str(info.value)
+    assert text.startswith(
+        "the schedule is not proved free of deadlock under the rendezvous "
+        "model (what `ppsc lint` checks); verify=False runs it anyway:\n"
+        "deadlock.pps:9:")
+    assert "error: deadlock under the rendezvous model: ranks 0 and 1 wait " \
+        "on each other [deadlock]" in text
+    # verify=False goes on (here to the missing process group), warning.
+    with pytest.warns(UserWarning, match="unverified"):
+        with pytest.raises(RuntimeError, match="init_process_group"):
+            pps.torch.PipelineRuntime(s, 0, {0: torch.nn.Identity()}, None,
+                                      verify=False)
 
 
 def test_needs_an_initialised_process_group():

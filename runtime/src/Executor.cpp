@@ -348,6 +348,41 @@ void Executor::runDefault(const Action &A) {
   }
 }
 
+void Executor::exchange(std::vector<ExtraMessage> &Sends,
+                        std::vector<ExtraMessage> &Recvs) {
+  // Requests stay where they are while the transport holds them.
+  std::vector<Request> Q(Recvs.size() + Sends.size());
+  auto Post = [&](Request &R, ExtraMessage &M, bool Send) {
+    if (M.peer < 0 || M.peer >= S.ranks || M.peer == Rank ||
+        isComm(M.what.kind))
+      error(fmt::format("an extra message to rank {} named `{}`", M.peer,
+                        formatAction(M.what)));
+    R.action = M.what;
+    R.action.peer = M.peer;
+    R.peer = M.peer;
+    R.bytes = M.bytes;
+    R.extraSend = Send;
+    R.postMicros = nowMicros();
+    if (Send) {
+      R.buf = std::move(M.buf);
+      T.postSend(Rank, R);
+    } else {
+      T.postRecv(Rank, R);
+    }
+  };
+  for (size_t I = 0; I < Recvs.size(); ++I)
+    Post(Q[I], Recvs[I], false);
+  for (size_t I = 0; I < Sends.size(); ++I)
+    Post(Q[Recvs.size() + I], Sends[I], true);
+  for (Request &R : Q) {
+    if (!R.done)
+      T.wait(Rank, R);
+    RS.tick();
+  }
+  for (size_t I = 0; I < Recvs.size(); ++I)
+    Recvs[I].buf = std::move(Q[I].buf);
+}
+
 void Executor::runAction(int64_t, const Action &A) {
   const Handler &H = Handlers[size_t(A.kind)];
   if (H)

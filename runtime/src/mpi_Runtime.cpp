@@ -37,12 +37,14 @@ void abortJob(int Code) {
 }
 
 /// The tag a message carries: the receive it is meant for, hashed into the
-/// legal tag range (direction, microbatch, stage of the receive).
+/// legal tag range (direction, microbatch, stage of the receive; a message
+/// outside the table, named by a control action, its own class).
 static int matchTag(const Action &Recv, int32_t Stages, int TagUb) {
+  uint64_t Class = Recv.kind == Kind::RecvB ? 1 : isControl(Recv.kind) ? 2 : 0;
   uint64_t Key = (uint64_t(uint32_t(Recv.mb)) * uint64_t(Stages + 1) +
                   uint64_t(uint32_t(Recv.stage))) *
-                     2 +
-                 (Recv.kind == Kind::RecvB ? 1 : 0);
+                     4 +
+                 Class;
   return int(Key % uint64_t(TagUb));
 }
 
@@ -229,9 +231,11 @@ void MpiTransport::checkTag(int32_t Self, const Action &A, int32_t Peer,
   uint64_t Key = uint64_t(Tag);
   uint64_t Stages1 = uint64_t(RS.schedule().stages) + 1;
   Action Meant;
-  Meant.kind = Key % 2 ? Kind::RecvB : Kind::RecvF;
-  Meant.stage = int32_t((Key / 2) % Stages1);
-  Meant.mb = int32_t((Key / 2) / Stages1);
+  Meant.kind = Key % 4 == 1   ? Kind::RecvB
+               : Key % 4 == 2 ? Kind::ReduceGrad
+                              : Kind::RecvF;
+  Meant.stage = int32_t((Key / 4) % Stages1);
+  Meant.mb = int32_t((Key / 4) / Stages1);
   Meant.peer = Peer;
   Action Sent = matchingComm(Meant, Self);
   Sent.peer = Self;
@@ -327,7 +331,7 @@ bool MpiTransport::test(int32_t Self, Request &R) {
   R.done = true;
   freeSlot(R.impl);
   R.impl = -1;
-  if (isSend(R.action.kind))
+  if (R.sending())
     return true;
   checkTag(Self, R.action, R.peer, R.seq, St.MPI_TAG);
   int Count = 0;

@@ -20,6 +20,16 @@ point-to-point operations, action for action as the C++ executor does
 * overlap pairs run in order (or through an overlap handler); UNSHARD,
   RESHARD, REDUCE_GRAD call handlers (no-ops by default); after the table,
   the optimizer steps and the gradients are zeroed.
+* Before anything runs, the schedule must pass the proof `ppsc lint` runs
+  under the comm model (dependencies, matching, deadlock, memory), unless
+  verify=False.
+* Weight sharing (Schedule.weight_groups, from the compiler): the stages
+  of a group hold copies of one layer of the model (DualPipe's two
+  directions). The first step starts every copy from the group's first
+  stage's parameters; after each step's table, before the optimizer, the
+  holders exchange their gradients (torch.distributed p2p, as the
+  schedule's messages) and every copy gets the group's sum, added up in
+  stage order, so the copies stay identical.
 
 A message carries one or more tensors whose shapes and dtypes the
 receiver must know before posting its irecv: the rank that computes the
@@ -35,6 +45,7 @@ import math
 import numbers
 import os
 import time
+import warnings
 from typing import (Any, Callable, Dict, List, Mapping, Optional, Sequence,
                     Tuple)
 
@@ -293,6 +304,9 @@ class PipelineRuntime:
     name: the prefix of this runtime's keys in the store (default: the
       schedule's name and how many runtimes this process made before; every
       rank must arrive at the same name).
+    verify: prove the schedule first as `ppsc lint` does, under comm_model
+      (PipelineError with lint's findings if it fails); False runs it
+      unverified, with a warning (the `verified` attribute says which).
     """
 
     def __init__(self, schedule: Schedule, rank: Optional[int],
@@ -307,7 +321,8 @@ class PipelineRuntime:
                  message_shapes: Optional[Mapping[int, Any]] = None,
                  handlers: Optional[Mapping[str, Callable]] = None,
                  overlap_handler: Optional[Callable] = None,
-                 blocking_recv: bool = False, name: Optional[str] = None):
+                 blocking_recv: bool = False, name: Optional[str] = None,
+                 verify: bool = True):
         import torch.distributed as dist
         self._dist = dist
         if not isinstance(schedule, Schedule):
@@ -321,6 +336,26 @@ class PipelineRuntime:
         mismatch = schedule._unit.fifo_mismatch()
         if mismatch:
             raise PipelineError("error: " + mismatch)
+        # The proof every executable export runs (one check, the
+        # compiler's), under the comm model this run uses.
+        model = comm_model or schedule.comm_model
+        if model not in _COMM_MODELS:
+            raise ValueError("comm_model must be 'rendezvous', 'eager' or "
+                             "'batched', got %r" % (model,))
+        self.verified = False
+        if verify:
+            found = schedule.prove(model)
+            if found.errors:
+                raise PipelineError(
+                    "the schedule is not proved free of deadlock under the %s "
+                    "model (what `ppsc lint` checks); verify=False runs it "
+                    "anyway:\n%s" % (model, found.text.rstrip("\n")))
+            self.verified = True
+        else:
+            warnings.warn("pps.torch: running schedule %r unverified "
+                          "(verify=False): it was not checked for deadlock "
+                          "under the %s model" % (schedule.name, model),
+                          stacklevel=2)
         # Every rank's table, by the schema (rank 0 names every rank's
         # events in the trace).
         self._tables: List[List[Tuple]] = []
@@ -377,10 +412,15 @@ class PipelineRuntime:
         split = {a[2] for a in self._acts if a[0] == I}
         self._stages: Dict[int, Stage] = {
             s: Stage(s, stages[s], split=s in split) for s in local}
-        # A forward without a cross-stage producer starts a route (takes
-        # inputs[m]), one without a consumer ends it (applies the loss).
-        self._first_here = any(a[0] == F and a[6] < 0 for a in self._acts)
-        self._last_here = any(a[0] == F and a[7] < 0 for a in self._acts)
+        # The ranks that read inputs and compute losses, as the compiler
+        # exports them (Schedule.routes).
+        self._first_here = rank in schedule.data_ranks
+        self._last_here = rank in schedule.loss_ranks
+        # Weight-sharing groups with a stage here and a copy elsewhere or
+        # here (Schedule.weight_groups).
+        self._shared = [g for g in schedule.weight_groups if len(g) > 1 and
+                        any(self._stage_rank[st] == rank for st in g)]
+        self._synced = False
         if self._last_here and not callable(loss_fn):
             raise TypeError("rank %d holds the last stage of a microbatch's "
                             "route: loss_fn(output, target) is needed" % rank)
@@ -608,7 +648,12 @@ class PipelineRuntime:
         if self._start is None:
             self._start = time.perf_counter()
         try:
+            if self._shared and not self._synced:
+                self._start_copies_alike()
+                self._synced = True
             self._run_table()
+            if self._shared:
+                self._sum_shared_gradients()
             if self._optimizer is not None:
                 self._cur = len(self._acts) - 1
                 try:
@@ -1087,6 +1132,91 @@ class PipelineRuntime:
             if send:
                 self._record_send(req)
         self._batch = []
+
+    # --- weight sharing -------------------------------------------------------
+    # Messages outside the table travel the channels the schedule's messages
+    # use, after them (the table has drained its sends and receives), each
+    # pair of ranks posting them in the same order: groups ascending, stages
+    # ascending, parameters in module order.
+
+    def _exchange(self, sends, recvs) -> None:
+        """Posts every (tensor, peer) receive, then every send, then waits
+        for all of them."""
+        dist = self._dist
+        works = [dist.irecv(t, self._global[q], group=self._group)
+                 for t, q in recvs]
+        works += [dist.isend(t, self._global[q], group=self._group)
+                  for t, q in sends]
+        for w in works:
+            w.wait()
+        self._status.progress += 1
+
+    def _start_copies_alike(self) -> None:
+        """Every copy of a shared layer takes the parameters of its group's
+        first stage."""
+        sends, recvs, local = [], [], []
+        for g in self._shared:
+            src = g[0]
+            src_rank = self._stage_rank[src]
+            for st in g[1:]:
+                dst = self._stage_rank[st]
+                if src_rank == self.rank and dst == self.rank:
+                    local.append((src, st))
+                elif src_rank == self.rank:
+                    sends += [(p.detach().contiguous(), dst) for p in
+                              self._stages[src].module.parameters()]
+                elif dst == self.rank:
+                    recvs += [(p, src_rank) for p in
+                              self._stages[st].module.parameters()]
+        with torch.no_grad():
+            got = [(torch.empty_like(p), q) for p, q in recvs]
+            self._exchange(sends, got)
+            for (p, _), (t, _) in zip(recvs, got):
+                p.copy_(t)
+            for src, st in local:
+                for p, q in zip(self._stages[st].module.parameters(),
+                                self._stages[src].module.parameters()):
+                    p.copy_(q)
+
+    def _sum_shared_gradients(self) -> None:
+        """Every copy's gradients become the sum over its group, added up in
+        stage order (so every copy gets the same numbers)."""
+        def grads(st):
+            return [p.grad.detach().clone() if p.grad is not None
+                    else torch.zeros_like(p)
+                    for p in self._stages[st].module.parameters()]
+
+        sends, recvs, parts = [], [], {}
+        for g in self._shared:
+            peers = sorted({self._stage_rank[st] for st in g} - {self.rank})
+            for st in g:
+                if self._stage_rank[st] == self.rank:
+                    parts[st] = grads(st)
+            for q in peers:
+                for st in g:
+                    if self._stage_rank[st] == self.rank:
+                        sends += [(t, q) for t in parts[st]]
+                    elif self._stage_rank[st] == q:
+                        mine = next(x for x in g
+                                    if self._stage_rank[x] == self.rank)
+                        parts[st] = [torch.empty_like(t) for t in parts[mine]]
+                        recvs += [(t, q) for t in parts[st]]
+        self._exchange(sends, recvs)
+        for g in self._shared:
+            total = parts[g[0]]
+            for st in g[1:]:
+                if len(parts[st]) != len(total):
+                    raise PipelineError(
+                        "rank %d: stage %d has %d parameters, stage %d (a copy "
+                        "of the same layer) %d" % (self.rank, st,
+                                                   len(parts[st]), g[0],
+                                                   len(total)))
+                total = [a + b for a, b in zip(total, parts[st])]
+            for st in g:
+                if self._stage_rank[st] != self.rank:
+                    continue
+                for p, t in zip(self._stages[st].module.parameters(), total):
+                    p.grad = t.clone()
 
     # --- the end --------------------------------------------------------------
 

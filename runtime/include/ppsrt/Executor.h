@@ -40,6 +40,19 @@ using Handler = std::function<void(const Action &, Executor &)>;
 using OverlapHandler =
     std::function<void(const Action &, const Action &, Executor &)>;
 
+/// A message outside the schedule's table (Executor::exchange).
+struct ExtraMessage {
+  int32_t peer = -1;
+  /// What it carries, checked against the receiver's as a FIFO mismatch
+  /// would be: a non-comm action, e.g. `reduce_grad 3` for the gradients of
+  /// stage 3's weights.
+  Action what;
+  /// Send: the payload; receive: filled by exchange().
+  Buffer buf;
+  /// Bytes the receiver expects; 0: any size (a framed message).
+  size_t bytes = 0;
+};
+
 struct ExecOptions {
   CommModel comm = CommModel::Rendezvous;
   /// Wait for each receive at the RECV action itself instead of at its
@@ -66,6 +79,16 @@ public:
   void runStep(int Step);
   /// The built-in behaviour of one action.
   void runDefault(const Action &A);
+
+  /// Moves messages outside the schedule's table through the run's
+  /// transport, between steps (from Kernels::endStep: e.g. summing the
+  /// gradients of stages that hold copies of the same weights): posts every
+  /// receive, then every send, then waits for all of them. They follow the
+  /// step's own messages on each channel, so FIFO order holds as long as
+  /// each pair of ranks lists the messages between them in the same order.
+  /// On an error it records it in the RunState and throws Aborted.
+  void exchange(std::vector<ExtraMessage> &Sends,
+                std::vector<ExtraMessage> &Recvs);
 
   /// The StageIO of (Mb, Stage), or null if not live.
   StageIO *io(int32_t Mb, int32_t Stage);

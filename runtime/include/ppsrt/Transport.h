@@ -42,6 +42,12 @@ struct Request {
   double postMicros = 0;
   double doneMicros = 0;
   int64_t impl = -1; ///< transport-private (MPI request slot)
+  /// A send outside the schedule's table (Executor::exchange), whose
+  /// action names what it carries (e.g. `reduce_grad 3`) and is no send.
+  bool extraSend = false;
+
+  /// True if the request sends (a send action, or an extra send).
+  bool sending() const { return isSend(action.kind) || extraSend; }
 };
 
 class Transport {
@@ -98,7 +104,9 @@ private:
 };
 
 /// The FIFO identity check: a receive must be matched by the send that
-/// carries (kind, microbatch, stage) it expects. Seq is the position of the
+/// carries (kind, microbatch, stage) it expects; a message outside the
+/// table (Executor::exchange, named by a non-comm action) by one with the
+/// same action. Seq is the position of the
 /// pair on its channel. Returns an empty string if they match, else the
 /// error message (in the lint's words).
 std::string checkMatch(int32_t SendRank, const Action &Sent, int32_t RecvRank,

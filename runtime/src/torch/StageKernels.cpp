@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "ppsrt/torch/StageKernels.h"
 
+#include "ppsrt/Executor.h"
+
 #include <c10/core/CPUAllocator.h>
 #include <c10/util/Exception.h>
 #include <torch/optim/optimizer.h>
@@ -383,15 +385,31 @@ static std::runtime_error stageError(int32_t Stage, int32_t Mb,
       fmt::format("stage {}, microbatch {}: {}", Stage, Mb, Msg));
 }
 
-/// A module built the deterministic way.
-static StageModule buildModule(const Config &C, int32_t Stage) {
+/// Layer Layer's module, built the deterministic way: every copy of a
+/// shared layer (and the reference's one) starts from the same weights.
+static StageModule buildModule(const Config &C, int32_t Layer) {
   std::lock_guard<std::mutex> L(buildMutex());
-  ::torch::manual_seed(C.seed + uint64_t(Stage));
-  StageModule M = C.module(Stage);
+  ::torch::manual_seed(C.seed + uint64_t(Layer));
+  StageModule M = C.module(Layer);
   if (!M.module || !M.forward)
     throw std::runtime_error(
-        fmt::format("Config::module returned no module for stage {}", Stage));
+        fmt::format("Config::module returned no module for layer {}", Layer));
   return M;
+}
+
+/// How many microbatches end at Stage (their loss is computed there), from
+/// the compiler's routes when the description has them.
+static int32_t endingMicrobatches(const ScheduleDesc &S, int32_t Stage) {
+  int32_t Count = 0;
+  if (S.routes) {
+    for (int32_t R = 0; R < S.numRoutes; ++R)
+      if (S.routes[R].lastStage == Stage)
+        Count += S.routes[R].microbatches;
+    return Count;
+  }
+  for (int32_t M = 0; M < S.microbatches; ++M)
+    Count += lastStage(S, M) == Stage;
+  return Count;
 }
 
 static std::vector<at::Tensor> trainable(const StageModule &M) {
@@ -417,6 +435,7 @@ struct StageKernels::StageSlot {
   at::ScalarType inType = at::kFloat;
   std::vector<int64_t> inSizes;
   int32_t inMb = -1;
+  int32_t ending = 0; ///< microbatches whose loss the stage computes
   double lossSum = 0;
   std::vector<double> stepLoss;
 };
@@ -428,6 +447,7 @@ struct StageKernels::StageSlot {
 /// live, i.e. the memory analysis' live set).
 struct StageKernels::RankSlot {
   Pool pool;
+  Executor *exec = nullptr; ///< set by installHandlers
   int step = 0;
   bool threadsSet = false;
   int64_t book = 0;
@@ -478,6 +498,9 @@ StageKernels::StageKernels(const ScheduleDesc &Sched, Config Cfg)
     Stages.push_back(std::make_unique<StageSlot>());
   for (int32_t R = 0; R < S.ranks; ++R)
     Ranks.push_back(std::make_unique<RankSlot>());
+  Groups.resize(size_t(numWeightGroups(S)));
+  for (int32_t St = 0; St < S.stages; ++St)
+    Groups[size_t(weightGroupOf(S, St))].push_back(St);
   MemoryTracker::install();
 }
 
@@ -505,13 +528,14 @@ void StageKernels::setup(const KernelContext &, int32_t Rank) {
     if (S.stageToRank[St] != Rank)
       continue;
     StageSlot &Slot = slot(St);
-    Slot.mod = buildModule(C, St);
+    int32_t Layer = weightGroupOf(S, St);
+    Slot.mod = buildModule(C, Layer);
     Slot.params = trainable(Slot.mod);
     Slot.opt = C.optimizer(Slot.params, St);
-    for (int32_t M = 0; M < S.microbatches; ++M)
-      Slot.ends |= lastStage(S, M) == St;
+    Slot.ending = endingMicrobatches(S, St);
+    Slot.ends = Slot.ending > 0;
     if (C.inputShape) {
-      Slot.inSizes = C.inputShape(St);
+      Slot.inSizes = C.inputShape(Layer);
       Slot.haveIn = Slot.inDeclared = !Slot.inSizes.empty();
     }
   }
@@ -727,7 +751,107 @@ void StageKernels::beginStep(int32_t Rank, int Step) {
   }
 }
 
+void StageKernels::installHandlers(Executor &E) {
+  Ranks[size_t(E.rank())]->exec = &E;
+}
+
+/// A stage's parameter gradients as one flat tensor (zeros where a
+/// parameter has none), a copy: the threads transport hands it over as is.
+static at::Tensor flatGradients(const std::vector<at::Tensor> &Params) {
+  std::vector<at::Tensor> Parts;
+  Parts.reserve(Params.size());
+  for (const at::Tensor &P : Params)
+    Parts.push_back(P.grad().defined() ? P.grad().detach().reshape(-1)
+                                       : at::zeros({P.numel()}, P.options()));
+  if (Parts.empty())
+    return at::zeros({0});
+  return at::cat(Parts).clone();
+}
+
+void StageKernels::sumSharedGradients(int32_t Rank) {
+  // Per weight group with a stage here and a copy elsewhere: every holder
+  // sends its stages' gradients to the other holders, then adds them all up
+  // in stage order, so every copy gets the same sum, bit for bit.
+  std::vector<ExtraMessage> Sends, Recvs;
+  std::vector<std::pair<int32_t, size_t>> Received; // (stage, index)
+  for (const std::vector<int32_t> &G : Groups) {
+    if (G.size() < 2 || std::none_of(G.begin(), G.end(), [&](int32_t St) {
+          return S.stageToRank[St] == Rank;
+        }))
+      continue;
+    std::vector<int32_t> Peers;
+    for (int32_t St : G)
+      if (int32_t Q = S.stageToRank[St];
+          Q != Rank && std::find(Peers.begin(), Peers.end(), Q) == Peers.end())
+        Peers.push_back(Q);
+    std::sort(Peers.begin(), Peers.end());
+    for (int32_t Q : Peers)
+      for (int32_t St : G) {
+        Action What;
+        What.kind = Kind::ReduceGrad;
+        What.stage = St;
+        if (S.stageToRank[St] == Rank) {
+          ExtraMessage M;
+          M.peer = Q;
+          M.what = What;
+          M.buf = toBuffer(flatGradients(slot(St).params));
+          Sends.push_back(std::move(M));
+        } else if (S.stageToRank[St] == Q) {
+          ExtraMessage M;
+          M.peer = Q;
+          M.what = What;
+          Received.emplace_back(St, Recvs.size());
+          Recvs.push_back(std::move(M));
+        }
+      }
+  }
+  if (Sends.empty() && Recvs.empty())
+    return;
+  RankSlot &R = *Ranks[size_t(Rank)];
+  if (!R.exec)
+    throw std::runtime_error("stages that share weights need the executor "
+                             "(StageKernels::installHandlers was not called)");
+  R.exec->exchange(Sends, Recvs);
+  for (const std::vector<int32_t> &G : Groups) {
+    if (G.size() < 2 || std::none_of(G.begin(), G.end(), [&](int32_t St) {
+          return S.stageToRank[St] == Rank;
+        }))
+      continue;
+    at::Tensor Sum;
+    for (int32_t St : G) {
+      at::Tensor Part;
+      if (S.stageToRank[St] == Rank) {
+        Part = flatGradients(slot(St).params);
+      } else {
+        auto It = std::find_if(Received.begin(), Received.end(),
+                               [&](const auto &X) { return X.first == St; });
+        Part = fromBuffer(Recvs[It->second].buf);
+      }
+      if (Sum.defined() && Part.sizes() != Sum.sizes())
+        throw std::runtime_error(fmt::format(
+            "stage {} has {} gradient values, stage {} (a copy of the same "
+            "weights) {}",
+            St, Part.numel(), G.front(), Sum.numel()));
+      Sum = Sum.defined() ? Sum + Part : Part;
+    }
+    for (int32_t St : G) {
+      if (S.stageToRank[St] != Rank)
+        continue;
+      int64_t At = 0;
+      for (at::Tensor &P : slot(St).params) {
+        at::Tensor Slice = Sum.narrow(0, At, P.numel()).view_as(P);
+        At += P.numel();
+        if (P.grad().defined())
+          P.mutable_grad().copy_(Slice);
+        else
+          P.mutable_grad() = Slice.clone();
+      }
+    }
+  }
+}
+
 void StageKernels::endStep(int32_t Rank, int Step) {
+  sumSharedGradients(Rank);
   for (int32_t St = 0; St < S.stages; ++St) {
     if (S.stageToRank[St] != Rank)
       continue;
@@ -742,11 +866,8 @@ void StageKernels::endStep(int32_t Rank, int Step) {
     if (!Slot.ends)
       continue;
     Slot.stepLoss.push_back(Slot.lossSum);
-    int32_t Count = 0;
-    for (int32_t M = 0; M < S.microbatches; ++M)
-      Count += lastStage(S, M) == St;
     if (C.onStepLoss)
-      C.onStepLoss(Rank, Step, St, Slot.lossSum, Count);
+      C.onStepLoss(Rank, Step, St, Slot.lossSum, Slot.ending);
     Slot.lossSum = 0;
   }
 }
@@ -782,7 +903,8 @@ void StageKernels::finish(int32_t Rank) {
     if (S.stageToRank[St] != Rank)
       continue;
     StageSlot &Slot = slot(St);
-    const std::vector<at::Tensor> &Want = Ref.params[size_t(St)];
+    const std::vector<at::Tensor> &Want =
+        Ref.params[size_t(weightGroupOf(S, St))];
     if (Want.size() != Slot.params.size())
       throw std::runtime_error(
           fmt::format("stage {}: {} parameters, the reference has {}", St,
@@ -845,25 +967,57 @@ Reference runReference(const Config &C, const ScheduleDesc &S, int Steps) {
   std::vector<StageModule> Mods;
   std::vector<std::vector<at::Tensor>> Params;
   std::vector<std::unique_ptr<::torch::optim::Optimizer>> Opts;
-  for (int32_t St = 0; St < S.stages; ++St) {
-    Mods.push_back(buildModule(C, St));
+  // One module per layer: the stages that share weights use the same one.
+  for (int32_t Layer = 0; Layer < numWeightGroups(S); ++Layer) {
+    Mods.push_back(buildModule(C, Layer));
     Params.push_back(trainable(Mods.back()));
-    Opts.push_back(C.optimizer(Params.back(), St));
+    Opts.push_back(C.optimizer(Params.back(), Layer));
   }
   double Scale = C.lossScale != 0 ? C.lossScale : 1.0 / double(S.microbatches);
+  // With weight sharing, a layer's gradient is accumulated per route and
+  // the routes' sums added in route order, the association the pipeline
+  // uses (each copy accumulates its route's microbatches, and the copies'
+  // sums are added in stage order, which is route order). The same sum,
+  // rounded the same way, so the two agree to the bit.
+  bool Shares = numWeightGroups(S) < S.stages;
+  std::vector<std::vector<at::Tensor>> Done(Params.size());
+  auto EndRoute = [&] {
+    for (size_t L = 0; L < Params.size(); ++L) {
+      if (Done[L].empty())
+        Done[L].resize(Params[L].size());
+      for (size_t I = 0; I < Params[L].size(); ++I) {
+        at::Tensor &P = Params[L][I];
+        if (!P.grad().defined())
+          continue;
+        Done[L][I] = Done[L][I].defined() ? Done[L][I] + P.grad()
+                                          : P.grad().detach().clone();
+        P.mutable_grad() = at::Tensor();
+      }
+    }
+  };
   auto T0 = std::chrono::steady_clock::now();
   for (int Step = 0; Step < Steps; ++Step) {
     std::vector<double> Loss(size_t(S.stages), 0.0);
     for (int32_t M = 0; M < S.microbatches; ++M) {
+      if (Shares && M > 0 && firstStage(S, M) != firstStage(S, M - 1))
+        EndRoute();
       Batch B = C.data(Step, M);
       at::Tensor X = B.input;
       int32_t Last = lastStage(S, M);
       for (int32_t St = firstStage(S, M); St <= Last; ++St)
-        X = guarded(St, M, "the module's forward (reference run)",
-                    [&] { return Mods[size_t(St)].forward(X); });
+        X = guarded(St, M, "the module's forward (reference run)", [&] {
+          return Mods[size_t(weightGroupOf(S, St))].forward(X);
+        });
       at::Tensor L = C.loss(X, B.target);
       Loss[size_t(Last)] += L.detach().to(at::kDouble).item<double>();
       L.backward(at::full_like(L, Scale));
+    }
+    if (Shares) {
+      EndRoute();
+      for (size_t L = 0; L < Params.size(); ++L)
+        for (size_t I = 0; I < Params[L].size(); ++I)
+          if (Done[L][I].defined())
+            Params[L][I].mutable_grad() = std::move(Done[L][I]);
     }
     for (auto &O : Opts) {
       O->step();

@@ -29,11 +29,19 @@
 //    run with the rank, the action, the stage and the microbatch.
 //  * Overlapped pairs run one after the other; unshard / reshard /
 //    reduce_grad call Config::control.
+//  * Weight sharing: a stage holds layer weightGroupOf(S, stage) of the
+//    model (ScheduleDesc::weightGroup, from the compiler; the stage itself
+//    unless the schedule replicates stages, as DualPipe's two directions
+//    do). Config::module builds layers, so the copies of a layer start
+//    alike; at the end of every step, before the optimizers, the holders
+//    of a group's copies exchange their gradients through the run's
+//    transport (Executor::exchange) and each copy gets the group's sum,
+//    added up in stage order so that the copies stay identical.
 //
-// Determinism: every process builds stage s's module with the global
-// generator seeded with seed + s (under a process-wide lock), so all ranks
-// and the reference agree; modules should not draw random numbers in
-// forward (threads share libtorch's generator).
+// Determinism: every process builds layer l's module with the global
+// generator seeded with seed + l (under a process-wide lock), so all ranks,
+// all copies and the reference agree; modules should not draw random
+// numbers in forward (threads share libtorch's generator).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -78,8 +86,11 @@ struct Batch {
 
 /// What the user gives StageKernels.
 struct Config {
-  /// Builds stage Stage's module.
-  std::function<StageModule(int32_t Stage)> module;
+  /// Builds layer Layer's module: the weight group of the stage it serves
+  /// (ppsrt::weightGroupOf; the stage itself without weight sharing), one
+  /// of numWeightGroups(S) layers. Every copy of a shared layer is built
+  /// from the same call.
+  std::function<StageModule(int32_t Layer)> module;
   /// Microbatch Microbatch of training step Step. Called on the rank of the
   /// microbatch's first stage (for the input) and of its last (for the
   /// target), so it must depend on (Step, Microbatch) only.
@@ -87,18 +98,19 @@ struct Config {
   /// The loss of one microbatch (a one-element tensor).
   std::function<at::Tensor(const at::Tensor &Output, const at::Tensor &Target)>
       loss;
-  /// The optimizer of one stage's parameters (any torch::optim).
+  /// The optimizer of one stage's parameters (any torch::optim; in the
+  /// unpipelined reference, of one layer's).
   std::function<std::unique_ptr<::torch::optim::Optimizer>(
       const std::vector<at::Tensor> &Params, int32_t Stage)>
       optimizer;
 
-  /// Stage s's module is built with the global generator seeded seed + s.
+  /// Layer l's module is built with the global generator seeded seed + l.
   uint64_t seed = 0;
   /// Gradient seed of each microbatch's loss; 0 = 1 / microbatches.
   double lossScale = 0;
-  /// The dtype-free shape a stage expects as input (-1: any size); empty
+  /// The dtype-free shape a layer expects as input (-1: any size); empty
   /// or unset: the first input it receives fixes it.
-  std::function<std::vector<int64_t>(int32_t Stage)> inputShape;
+  std::function<std::vector<int64_t>(int32_t Layer)> inputShape;
   /// unshard / reshard / reduce_grad of a stage (FSDP); default: nothing.
   std::function<void(Kind Action, int32_t Rank, int32_t Stage,
                      ::torch::nn::Module &Module)>
@@ -121,13 +133,16 @@ struct Config {
 };
 
 /// The same training as the pipeline, in one process without pipelining:
-/// every microbatch in order runs all its stages' modules, its loss (times
-/// lossScale) is backpropagated through the whole model in one backward,
-/// and the optimizers step after each step.
+/// the model with each layer once (stages that share weights use the same
+/// module); every microbatch in order runs its route's layers, its loss
+/// (times lossScale) is backpropagated through the whole model in one
+/// backward, and the optimizers step after each step. A shared layer's
+/// gradient is summed per route, then over the routes in order, as the
+/// pipeline sums its copies' gradients (the same rounding).
 struct Reference {
   /// [step][stage]: sum of the losses of the microbatches ending at stage.
   std::vector<std::vector<double>> stageLoss;
-  /// [stage]: the parameters after the last step.
+  /// [layer]: the parameters after the last step.
   std::vector<std::vector<at::Tensor>> params;
   /// Wall-clock seconds of the training (module building excluded).
   double seconds = 0;
@@ -141,6 +156,8 @@ public:
   ~StageKernels() override;
 
   void setup(const KernelContext &Ctx, int32_t Rank) override;
+  /// Keeps the rank's executor, whose transport sums shared gradients.
+  void installHandlers(Executor &E) override;
   size_t messageBytes(int32_t Stage, bool Gradient) override { return 0; }
   void forward(StageIO &IO) override;
   void loss(StageIO &IO) override {}
@@ -169,6 +186,9 @@ private:
   class State;
   StageSlot &slot(int32_t Stage);
   void control(Kind K, int32_t Rank, int32_t Stage);
+  /// Sums the gradients of the stages that hold copies of the same weights
+  /// (see the file comment).
+  void sumSharedGradients(int32_t Rank);
   at::Tensor receive(const StageIO &IO, bool Gradient, const State *St);
 
   const ScheduleDesc &S;
@@ -176,6 +196,8 @@ private:
   double Scale;
   std::vector<std::unique_ptr<StageSlot>> Stages;
   std::vector<std::unique_ptr<RankSlot>> Ranks;
+  /// Per weight group (layer), its stages, ascending.
+  std::vector<std::vector<int32_t>> Groups;
   std::once_flag ReferenceOnce;
   Reference Ref;
   std::mutex PrintMu;
