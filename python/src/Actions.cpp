@@ -184,7 +184,7 @@ std::string torchCsv(const Unit &U, bool WithComms, bool Verify) {
   if (!backends::checkTorchExport(S, Diags))
     fail(Diags);
   backends::ExportStatus Status =
-      exportStatus(U, Verify, "to_torch_csv(verify=False)");
+      exportStatus(U, Verify, "to_torch_csv(verify=False)", !WithComms);
   return render([&](llvm::raw_ostream &OS) {
     backends::emitTorchCsv(S, OS, {WithComms, Status});
   });

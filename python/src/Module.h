@@ -154,15 +154,19 @@ SourceArgs sourceArgs(const std::string &Source, bool IsText,
 
 /// The proof `ppsc lint` runs (the Check pipeline) on U under Comm (the
 /// schedule's model if unset): an empty report if it passed, else every
-/// finding. The one check behind every export and pps.torch.
+/// finding. The one check behind every export and pps.torch. ComputesOnly
+/// proves U's computes with the comms pps inserts, ignoring the source's
+/// own (what a compute-only torch CSV carries).
 std::optional<ReportData> prove(const Unit &U,
-                                std::optional<ir::CommModel> Comm);
+                                std::optional<ir::CommModel> Comm,
+                                bool ComputesOnly = false);
 
 /// What an export of U says about its proof: verified after prove()
 /// passed (a CompileFailure with lint's findings if it fails), or, with
 /// Verify false, unverified because of OptOut (the argument that said so).
 backends::ExportStatus exportStatus(const Unit &U, bool Verify,
-                                    const char *OptOut);
+                                    const char *OptOut,
+                                    bool ComputesOnly = false);
 
 /// ppsc compile of a .pps source into a Unit. Throws CompileFailure.
 UnitPtr compileSource(const SourceArgs &A, std::optional<ir::CommModel> Comm);

@@ -29,6 +29,15 @@ def test_exports_of_a_deadlock_are_refused_with_lints_findings():
         assert first.message == ("deadlock under the rendezvous model: ranks "
                                  "0 and 1 wait on each other")
         assert (first.line, first.column) == (9, 11)
+    # The compute-only CSV carries no comms: its proof is of the computes
+    # (with the comm order pps inserts), as ppsc's; these deadlock anyway.
+    with pytest.raises(pps.CompileError) as info:
+        s.to_torch_csv()
+    assert info.value.diagnostics[0].message.startswith(
+        "the compute order deadlocks")
+    p = run_ppsc("emit", "--target=torch", CYCLE)
+    assert p.returncode == 1
+    assert info.value.diagnostics.text == p.stderr
     found = s.prove()
     assert found.errors == 1 and found[0].kind == "deadlock"
     # The proof is under the comm model asked for: PyTorch issue #172668's
