@@ -1,10 +1,11 @@
 """Checks the exports of every stdlib schedule against the export schema.
 
-usage: check_exports.py PPSC SCHEMA SCHEDULES_DIR STDLIB_DIR
+usage: check_exports.py PPSC SCHEMA SCHEDULES_DIR STDLIB_DIR [EXTRA.pps...]
        check_exports.py --self-test SCHEMA
 
 For every pipeline in SCHEDULES_DIR (tests/exec/schedules: one per stdlib
-schedule, plus variants), with and without --fsdp:
+schedule, plus variants) and every EXTRA pipeline (a `synth` result), as
+written, with --fsdp and with --align-bubbles:
   * `ppsc emit --target=json` validates against SCHEMA (a JSON Schema,
     draft 2020-12, checked with python3-jsonschema), says it is verified,
     and its routes, data and loss ranks, weight groups and reduce_grad
@@ -246,20 +247,20 @@ def main(argv):
     if len(argv) == 3 and argv[1] == "--self-test":
         self_test(argv[2])
         return
-    if len(argv) != 5:
+    if len(argv) < 5:
         fail(__doc__)
-    tool, schema_path, folder, stdlib = argv[1:]
+    tool, schema_path, folder, stdlib = argv[1:5]
     v = validator(schema_path)
     files = sorted(os.path.join(folder, f) for f in os.listdir(folder)
-                   if f.endswith(".pps"))
+                   if f.endswith(".pps")) + argv[5:]
     covered = set()
     for path in files:
         with open(path) as fh:
             covered.update(re.findall(r"\bschedule (\w+)\(", fh.read()))
-        for extra in ([], ["--fsdp"]):
+        for extra in ([], ["--fsdp"], ["--align-bubbles"]):
             what = check_pipeline(tool, v, path, extra)
             print("%s%s: %s" % (os.path.basename(path),
-                                " --fsdp" if extra else "", what))
+                                "".join(" " + x for x in extra), what))
     missing = sorted(set(stdlib_schedules(stdlib)) - covered)
     if missing:
         fail("no pipeline in %s uses %s" % (folder, ", ".join(missing)))
