@@ -107,8 +107,10 @@ inline void runBackEnd(const ir::Schedule &Input, DiagnosticEngine &Diags) {
     passes::AnalysisResults R;
     if (runPasses(S, Diags, pipeline::Goal::Lower, R)) {
       backends::printPps(S, Null);
-      backends::emitJson(S, Null);
-      if (S.Topo.Directions == 1) {
+      backends::emitJson(
+          S, Null,
+          backends::ExportStatus::unverified(S.Comm, "lowered only (fuzzing)"));
+      if (backends::checkTorchExport(S, Diags)) {
         backends::emitTorchCsv(S, Null, {false});
         backends::emitTorchCsv(S, Null, {true});
       }
