@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "pps/frontend/LiteralList.h"
+#include "pps/frontend/Limits.h"
 
 #include <cmath>
 #include <cstdlib>
@@ -301,7 +302,8 @@ private:
       if (IsInt && Len > 18)
         return false;
       double V = std::strtod(Buf, nullptr);
-      if (!std::isfinite(V) || V < 0)
+      // Out of range (Limits.h): the evaluator's located error.
+      if (!std::isfinite(V) || V < 0 || V > MaxTime)
         return false;
       T = std::strtof(Buf, nullptr);
       ws();
