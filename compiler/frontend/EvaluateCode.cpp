@@ -700,16 +700,12 @@ private:
     for (Op &O : Code.Ops) {
       switch (O.Code) {
       case OpCode::Jump:
-        break; // A is a target
-      case OpCode::ForIter:
+        break;                  // A is a target
+      case OpCode::ForIter:     // B a target, C a slot
+      case OpCode::ForNext:     // B, C targets
+      case OpCode::BranchFalse: // B is a target
         Fix(O.A);
-        break; // B a target, C a slot
-      case OpCode::ForNext:
-        Fix(O.A);
-        break; // B, C targets
-      case OpCode::BranchFalse:
-        Fix(O.A);
-        break; // B is a target
+        break;
       case OpCode::AndOr:
         Fix(O.A);
         Fix(O.B);

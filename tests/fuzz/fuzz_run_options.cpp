@@ -39,6 +39,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
   if (!Cur.empty())
     Args.push_back(Cur);
   std::vector<char *> Argv;
+  Argv.reserve(Args.size() + 1);
   for (std::string &A : Args)
     Argv.push_back(A.data());
   Argv.push_back(nullptr);

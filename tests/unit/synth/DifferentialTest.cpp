@@ -115,7 +115,7 @@ TEST(SynthDifferential, NeverWorseThanAFeasibleStdlibSchedule) {
       C = Uniform ? Base : JobCost{drawCost(Rng), drawCost(Rng), drawCost(Rng)};
     int64_t Min = minimumMemory(Pr);
     Pr.MemoryLimit = std::uniform_int_distribution<int64_t>(
-        Min, std::max<int64_t>(Min, 2 * Stages / Ranks * Ranks))(Rng);
+        Min, std::max<int64_t>(Min, int64_t(2) * Stages / Ranks * Ranks))(Rng);
     SCOPED_TRACE(fmt::format("case {}: {} ranks, {} stages, {} microbatches, "
                              "latency {}, memory {}",
                              Case, Ranks, Stages, M, Latency, Pr.MemoryLimit));
@@ -175,7 +175,7 @@ TEST(SynthDifferential, TemplatesAreTheStdlibOrders) {
     int32_t Stages = T == Topo::Loop ? Ranks : 2 * Ranks;
     Problem Pr = Problem::make(
         Ranks, M, T == Topo::V ? ir::Placement::V : ir::Placement::Loop,
-        {1, 1, 1}, 2 * Stages * M, 0.1, Stages);
+        {1, 1, 1}, int64_t(2) * Stages * M, 0.1, Stages);
     std::vector<Result> Tpl = stdlibTemplates(Pr);
     const std::vector<StdOrder> &Std = stdlibOrders(T, Ranks, M);
     EXPECT_EQ(Std.size(), T == Topo::Loop ? 4u : T == Topo::V ? 3u : 2u);
