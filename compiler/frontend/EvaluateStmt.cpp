@@ -244,36 +244,15 @@ void Evaluator::emitActions(std::vector<ActionNode> &As) {
       ir::Action A;
       if (!resolveCompute(N.First, A))
         break;
-      bool Fwd = A.Kind == ir::ActionKind::F;
-      bool Send = N.Kind == ActionNodeKind::Send;
-      ir::ActionKind K =
-          Send ? (Fwd ? ir::ActionKind::SendF : ir::ActionKind::SendB)
-               : (Fwd ? ir::ActionKind::RecvF : ir::ActionKind::RecvB);
-      int64_t Peer;
+      std::optional<int64_t> Peer;
       if (N.Operand) {
         Peer = evalInt(*N.Operand, "a rank");
         if (Failed)
           break;
-        if (Peer < 0 || Peer >= Out.Topo.Ranks) {
-          fail(DiagKind::OutOfRange, N.Operand->Loc,
-               fmt::format("peer rank {} is out of range 0..{}", Peer,
-                           Out.Topo.Ranks - 1));
-          break;
-        }
-      } else {
-        // The partner stage: forward data flows to s+1, gradients to s-1.
-        int64_t Partner = A.Stage + ((Fwd == Send) ? 1 : -1);
-        if (Partner < 0 || Partner >= Out.Topo.Stages) {
-          fail(DiagKind::OutOfRange, N.Loc,
-               fmt::format("stage {} has no {} stage to {}; give the peer",
-                           A.Stage, Partner < 0 ? "previous" : "next",
-                           Send ? "send to" : "receive from"));
-          break;
-        }
-        Peer = Out.Topo.StageToRank[Partner];
       }
-      emit(ir::Action::comm(K, A.Microbatch, A.Stage, int32_t(Peer), N.Loc),
-           N.Loc);
+      emitComm(
+          A, N.Kind == ActionNodeKind::Send, Peer,
+          [&] { return N.Operand->Loc; }, N.Loc);
       break;
     }
     case ActionNodeKind::Control: {
@@ -309,6 +288,34 @@ void Evaluator::emitActions(std::vector<ActionNode> &As) {
   }
   if (ListErrors && Depth == 0)
     Failed = true;
+}
+
+void Evaluator::emitComm(const ir::Action &A, bool Send,
+                         std::optional<int64_t> Peer,
+                         llvm::function_ref<LocId()> PeerLoc, LocId Loc) {
+  bool Fwd = A.Kind == ir::ActionKind::F;
+  ir::ActionKind K =
+      Send ? (Fwd ? ir::ActionKind::SendF : ir::ActionKind::SendB)
+           : (Fwd ? ir::ActionKind::RecvF : ir::ActionKind::RecvB);
+  if (Peer) {
+    if (*Peer < 0 || *Peer >= Out.Topo.Ranks) {
+      fail(DiagKind::OutOfRange, PeerLoc(),
+           fmt::format("peer rank {} is out of range 0..{}", *Peer,
+                       Out.Topo.Ranks - 1));
+      return;
+    }
+  } else {
+    int64_t Partner = A.Stage + ((Fwd == Send) ? 1 : -1);
+    if (Partner < 0 || Partner >= Out.Topo.Stages) {
+      fail(DiagKind::OutOfRange, Loc,
+           fmt::format("stage {} has no {} stage to {}; give the peer", A.Stage,
+                       Partner < 0 ? "previous" : "next",
+                       Send ? "send to" : "receive from"));
+      return;
+    }
+    Peer = Out.Topo.StageToRank[Partner];
+  }
+  emit(ir::Action::comm(K, A.Microbatch, A.Stage, int32_t(*Peer), Loc), Loc);
 }
 
 bool Evaluator::literalCompute(const LiteralAction &N, LocId RefLoc,
@@ -394,12 +401,7 @@ void Evaluator::emitLiteral(const std::vector<LiteralAction> &As) {
       ir::Action A;
       if (!literalCompute(N, NoLoc, A))
         break;
-      bool Fwd = A.Kind == ir::ActionKind::F;
-      bool Send = N.Kind == ActionNodeKind::Send;
-      ir::ActionKind K =
-          Send ? (Fwd ? ir::ActionKind::SendF : ir::ActionKind::SendB)
-               : (Fwd ? ir::ActionKind::RecvF : ir::ActionKind::RecvB);
-      int64_t Peer;
+      std::optional<int64_t> Peer;
       if (N.Flags & LiteralAction::HasPeer) {
         if (LLVM_UNLIKELY(StepsLeft == 0)) {
           outOfBudget(literalParts(Diags.sourceManager(), N).Operand);
@@ -407,26 +409,11 @@ void Evaluator::emitLiteral(const std::vector<LiteralAction> &As) {
         }
         --StepsLeft;
         Peer = N.Peer;
-        if (Peer >= Out.Topo.Ranks) {
-          fail(DiagKind::OutOfRange,
-               literalParts(Diags.sourceManager(), N).Operand,
-               fmt::format("peer rank {} is out of range 0..{}", Peer,
-                           Out.Topo.Ranks - 1));
-          break;
-        }
-      } else {
-        int64_t Partner = A.Stage + ((Fwd == Send) ? 1 : -1);
-        if (Partner < 0 || Partner >= Out.Topo.Stages) {
-          fail(DiagKind::OutOfRange, N.Loc,
-               fmt::format("stage {} has no {} stage to {}; give the peer",
-                           A.Stage, Partner < 0 ? "previous" : "next",
-                           Send ? "send to" : "receive from"));
-          break;
-        }
-        Peer = Out.Topo.StageToRank[Partner];
       }
-      emit(ir::Action::comm(K, A.Microbatch, A.Stage, int32_t(Peer), N.Loc),
-           N.Loc);
+      emitComm(
+          A, N.Kind == ActionNodeKind::Send, Peer,
+          [&] { return literalParts(Diags.sourceManager(), N).Operand; },
+          N.Loc);
       break;
     }
     case ActionNodeKind::Control: {

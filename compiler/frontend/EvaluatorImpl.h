@@ -18,6 +18,7 @@
 #include "pps/frontend/Limits.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/Compiler.h"
 
@@ -163,6 +164,11 @@ private:
   /// resolveCompute for a literal compute; RefLoc is the compute's location
   /// when known without reading the text again (else NoLoc).
   bool literalCompute(const LiteralAction &N, LocId RefLoc, ir::Action &Out);
+  /// Emits `send A -> Peer` (Send) or `recv A <- Peer` at Loc; without a
+  /// Peer, the rank of A's partner stage (forward data flows to s+1,
+  /// gradients to s-1). PeerLoc gives the peer's location for an error.
+  void emitComm(const ir::Action &A, bool Send, std::optional<int64_t> Peer,
+                llvm::function_ref<LocId()> PeerLoc, LocId Loc);
   ir::Action *emit(const ir::Action &A, LocId L) {
     if (LLVM_UNLIKELY(CurRank < 0)) {
       fail(DiagKind::EmitOutsideRank, L,

@@ -178,8 +178,9 @@ TEST(LiteralList, EveryTestFileAndItsLoweredForms) {
       Outcome L = expectSame(F + ".lowered.pps", Text);
       ++Lowered;
       Taken += literalActions(Text) > 0;
-      if (L.S && Fast.S->numActions())
+      if (L.S && Fast.S->numActions()) {
         EXPECT_TRUE(L.S->numActions() > 0) << F;
+      }
     }
   }
   EXPECT_GE(Lowered, 100u);

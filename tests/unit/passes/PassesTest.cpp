@@ -141,9 +141,10 @@ TEST(InsertComms, OverlapPairsGetTheirReceivesBeforeThePair) {
     ASSERT_TRUE(lint(C, X, M)) << X.text();
     const auto &R1 = C.Ranks[1].Actions;
     for (size_t I = 0; I + 1 < R1.size(); ++I)
-      if (R1[I].overlapsNext())
+      if (R1[I].overlapsNext()) {
         EXPECT_TRUE(isCompute(R1[I + 1].Kind))
             << "a comm split an overlap pair";
+      }
   }
 }
 
@@ -534,8 +535,9 @@ TEST(Fsdp, WindowAndReduceGrad) {
         --Live[A.Stage], --Active;
       if (A.Kind == ActionKind::ReduceGrad)
         ++Reduced[A.Stage];
-      if (isCompute(A.Kind))
+      if (isCompute(A.Kind)) {
         EXPECT_EQ(Live[A.Stage], 1) << "compute of a sharded stage";
+      }
       EXPECT_LE(Active, 1);
     }
     for (int32_t St : S.Topo.stagesOf(int32_t(R))) {
