@@ -227,6 +227,8 @@ TEST(LiteralList, CornerCases) {
       // Plain, spaced and tight spellings; every kind.
       "rank 0: F0@0 F1@0 send F0@0 -> 1 recv B0@0 <- 1 B0@0;",
       "rank 0 :F0@0\n\tF1@0\r\n send F0@0->1 recv B0@0<-1 B0@0 ;",
+      // One list over two lines (not a missing comma).
+      // NOLINTNEXTLINE(bugprone-suspicious-missing-comma)
       "rank 0: overlap(F0@0, B1@2) overlap ( F1@0 , B0@2 ) idle idle(2.5) "
       "idle (0) idle(1e-05) idle(3E+2) unshard 0 reshard 2 reduce_grad 0;",
       "rank 0: send F0@0 recv B0@0 send B1@2 recv F1@2;",
