@@ -11,6 +11,7 @@
 // (text and JSON) must be the same.
 //
 //===----------------------------------------------------------------------===//
+#include "Fingerprint.h"
 #include "pps/backends/PpsPrinter.h"
 #include "pps/frontend/Frontend.h"
 
@@ -30,6 +31,8 @@ using namespace pps;
 
 namespace {
 
+using test::fingerprint;
+
 frontend::FrontendOptions options(bool TreeWalk, uint64_t StepBudget) {
   frontend::FrontendOptions O;
   O.StdlibDir = PPS_SOURCE_DIR "/stdlib";
@@ -37,39 +40,6 @@ frontend::FrontendOptions options(bool TreeWalk, uint64_t StepBudget) {
   if (StepBudget)
     O.StepBudget = StepBudget;
   return O;
-}
-
-/// Everything a compile shows: the IR with each action's location, and
-/// the diagnostics (text and JSON).
-std::string fingerprint(const std::optional<ir::Schedule> &S,
-                        DiagnosticEngine &Diags) {
-  std::string Out;
-  llvm::raw_string_ostream OS(Out);
-  if (S) {
-    backends::printPps(*S, OS);
-    OS << "decl " << Diags.formatLoc(S->DeclLoc) << "\n";
-    for (size_t R = 0; R < S->Ranks.size(); ++R) {
-      OS << "rank " << R << ":";
-      for (const ir::Action &A : S->Ranks[R].Actions)
-        OS << " " << ir::actionText(A) << "#" << unsigned(A.Flags) << "@"
-           << Diags.formatLoc(A.Loc);
-      OS << "\n";
-    }
-  } else {
-    OS << "no schedule\n";
-  }
-  OS << "errors " << Diags.numErrors() << " warnings " << Diags.numWarnings()
-     << "\n";
-  std::string Json;
-  {
-    llvm::raw_string_ostream JS(Json);
-    // print() clears the engine: take the JSON from a copy of the state.
-    DiagnosticEngine Copy = Diags;
-    Copy.print(JS, DiagFormat::Json);
-  }
-  Diags.print(OS);
-  OS << Json;
-  return Out;
 }
 
 struct Outcome {
@@ -293,6 +263,8 @@ TEST(EvaluateCode, RunTimeErrors) {
       "rank 0 { F(dflt(x: 1)); }",
       "rank 0 { F(badflt()); }",
       "rank 0 { rank 1 { F(0)@1; } F(0)@0; }",
+      // One program over two lines (not a missing comma).
+      // NOLINTNEXTLINE(bugprone-suspicious-missing-comma)
       "rank 0 { for i in 0..M { if i % 2 == 0 { continue; } if i > 2 { break; "
       "} F(i); } }",
       "rank 0 { let k = 0; while k < 100 { k = k + 1; } }",

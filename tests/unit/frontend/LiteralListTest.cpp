@@ -10,6 +10,7 @@
 // location) and the diagnostics (text and JSON) must be the same.
 //
 //===----------------------------------------------------------------------===//
+#include "Fingerprint.h"
 #include "pps/backends/PpsPrinter.h"
 #include "pps/frontend/CheckedUnit.h"
 #include "pps/frontend/Frontend.h"
@@ -31,6 +32,8 @@ using namespace pps;
 
 namespace {
 
+using test::fingerprint;
+
 frontend::FrontendOptions options(bool Literal) {
   frontend::FrontendOptions O;
   O.StdlibDir = PPS_SOURCE_DIR "/stdlib";
@@ -44,37 +47,6 @@ struct Outcome {
   std::string Text;
   std::optional<ir::Schedule> S;
 };
-
-std::string fingerprint(const std::optional<ir::Schedule> &S,
-                        DiagnosticEngine &Diags) {
-  std::string Out;
-  llvm::raw_string_ostream OS(Out);
-  if (S) {
-    backends::printPps(*S, OS);
-    OS << "decl " << Diags.formatLoc(S->DeclLoc) << "\n";
-    for (size_t R = 0; R < S->Ranks.size(); ++R) {
-      OS << "rank " << R << ":";
-      for (const ir::Action &A : S->Ranks[R].Actions)
-        OS << " " << ir::actionText(A) << "#" << unsigned(A.Flags) << "@"
-           << Diags.formatLoc(A.Loc);
-      OS << "\n";
-    }
-  } else {
-    OS << "no schedule\n";
-  }
-  OS << "errors " << Diags.numErrors() << " warnings " << Diags.numWarnings()
-     << "\n";
-  std::string Json;
-  {
-    llvm::raw_string_ostream JS(Json);
-    // print() clears the engine: take the JSON from a copy of the state.
-    DiagnosticEngine Copy = Diags;
-    Copy.print(JS, DiagFormat::Json);
-  }
-  Diags.print(OS);
-  OS << Json;
-  return Out;
-}
 
 Outcome compileText(llvm::StringRef Name, llvm::StringRef Text, bool Literal,
                     uint64_t StepBudget = 0) {
