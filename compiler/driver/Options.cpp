@@ -45,6 +45,13 @@ cl::list<std::string>
             cl::desc("Set a pipeline field or schedule argument: -Dname=int"),
             cl::value_desc("name=value"), cl::Prefix, cl::sub(all()),
             cl::cat(Category));
+cl::opt<std::string>
+    CostsFile("costs",
+              cl::desc("Take the schedule's costs from FILE, a .pps file such "
+                       "as the profile an executor writes (--profile): its "
+                       "cost and comm blocks replace the schedule's before "
+                       "any pass reads them"),
+              cl::value_desc("FILE"), cl::sub(all()), cl::cat(Category));
 cl::opt<uint64_t> StepBudget("step-budget",
                              cl::desc("Evaluation step budget (default 200M)"),
                              cl::init(200'000'000), cl::sub(all()),

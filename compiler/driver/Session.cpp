@@ -171,7 +171,28 @@ bool Session::frontendOptions(frontend::FrontendOptions &Out) {
   return true;
 }
 
+bool Session::loadCostsFile(std::optional<frontend::CostsFile> &Out) {
+  Out.reset();
+  if (opts::CostsFile.empty())
+    return true;
+  frontend::FrontendOptions FO;
+  if (!frontendOptions(FO))
+    return false;
+  Out = frontend::readCostsFile(opts::CostsFile, SM, Diags, FO);
+  return Out.has_value();
+}
+
 std::optional<ir::Schedule> Session::load() {
+  std::optional<ir::Schedule> S = loadInput();
+  if (!S || opts::CostsFile.empty())
+    return S;
+  std::optional<frontend::CostsFile> Costs;
+  if (!loadCostsFile(Costs) || !frontend::applyCostsFile(*Costs, *S, Diags))
+    return std::nullopt;
+  return S;
+}
+
+std::optional<ir::Schedule> Session::loadInput() {
   if (llvm::StringRef(opts::Input).endswith(".csv")) {
     // PyTorch's schedule CSV (see docs/interop.md).
     import::TorchImportOptions TO;

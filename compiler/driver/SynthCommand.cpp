@@ -4,6 +4,8 @@
 //              --cost F=1,B=1,W=1 [--stage-cost 3:F=2,B=2] [--comm-latency C]
 //              --memory-limit N [--no-exact] [-o out.pps]
 //   ppsc synth FILE.pps        (a pipeline with `schedule synth(memory: N)`)
+//   ... --costs=PROFILE        (the costs of a profile,
+//   pps/frontend/CostsFile.h)
 //
 // Synthesises the fastest schedule the algorithms find within N activations
 // per rank (chunk units under V placement), lowers it with the pass
@@ -116,8 +118,10 @@ static std::string parseCosts(StringRef Text, synth::JobCost &C) {
   return {};
 }
 
-/// The problem given on the command line. Empty string on success.
-static std::string problemFromFlags(synth::Problem &P) {
+/// The problem given on the command line, with the costs of Costs (--costs)
+/// under the cost flags. Empty string on success.
+static std::string problemFromFlags(synth::Problem &P,
+                                    const frontend::CostsFile *Costs) {
   if (opts::Ranks <= 0)
     return "--ranks P is required (P >= 1) when no input file is given";
   if (opts::Microbatches <= 0)
@@ -149,6 +153,23 @@ static std::string problemFromFlags(synth::Problem &P) {
   // --stages S: several stages per rank (interleaved loop, or a deeper V).
   P = synth::Problem::make(opts::Ranks, opts::Microbatches, Pl, C, MemoryOpt,
                            LatencyOpt, std::max(0, opts::Stages.getValue()));
+  if (Costs && Costs->Stages == P.Stages) {
+    // The file's costs, then --cost over them (keys not given keep the
+    // file's), as for a pipeline read from a file.
+    for (int32_t St = 0; St < P.Stages; ++St) {
+      const ir::CostModel &CM = Costs->Cost;
+      P.Cost[St] = {CM.computeCost(ir::ActionKind::F, St),
+                    CM.computeCost(ir::ActionKind::I, St),
+                    CM.computeCost(ir::ActionKind::W, St)};
+      if (!CostOpt.empty()) {
+        std::string Err = parseCosts(CostOpt, P.Cost[St]);
+        if (!Err.empty())
+          return "--cost: " + Err;
+      }
+    }
+    if (!LatencyOpt.getNumOccurrences())
+      P.Latency = Costs->Cost.messageTime(ir::ActionKind::SendF);
+  }
   for (const std::string &SC : StageCostOpt) {
     auto [StageText, Costs] = StringRef(SC).split(':');
     int32_t Stage;
@@ -276,7 +297,23 @@ static int runSynth() {
   const bool SpanGoal = ObjectiveOpt == "span";
 
   if (opts::Input.empty()) {
-    std::string Err = problemFromFlags(P);
+    std::optional<frontend::CostsFile> Costs;
+    if (!S.loadCostsFile(Costs))
+      return S.finish(ExitDiagnostics);
+    // --costs must give the stages the flags ask for (checked before the
+    // flags' own errors would be: the file is what was measured).
+    if (Costs) {
+      synth::Problem Shape;
+      if (problemFromFlags(Shape, nullptr).empty() &&
+          !frontend::checkCostsStages(
+              *Costs, Shape.Stages,
+              fmt::format("the problem on the command line ({} ranks, {} "
+                          "placement)",
+                          Shape.Ranks, ir::placementName(Shape.Place)),
+              NoLoc, S.Diags))
+        return S.finish(ExitDiagnostics);
+    }
+    std::string Err = problemFromFlags(P, Costs ? &*Costs : nullptr);
     if (!Err.empty())
       return S.usage(Err);
     if (SpanGoal)

@@ -490,7 +490,10 @@ class Schedule:
           {"F": 1, "B": 2, "I": 1, "W": 1, "overlap": 2.5} for every stage,
           int keys mapping a stage to its own mapping ({3: {"F": 1.4}}), or a
           sequence with one mapping per stage. Giving I and W without B makes
-          B = I + W.
+          B = I + W. Or the path of a costs file, such as the profile an
+          executor writes with --profile (`ppsc sim --costs=FILE`): its cost
+          and comm figures replace the schedule's (CompileError, located in
+          the file, if it does not fit).
         latency: the per-message time instead of the schedule's (ppsc sim
           --latency).
         comm_model: simulate (and check) under this model.
@@ -500,6 +503,9 @@ class Schedule:
         Raises CompileError if the schedule does not pass the checks (as
         ppsc sim refuses to simulate it).
         """
+        costs_file = None
+        if isinstance(costs, (str, os.PathLike)):
+            costs_file, costs = os.fspath(costs), None
         all_stages, per_stage = _costs(costs)
         if blocking is not None and not isinstance(blocking, bool):
             raise TypeError("blocking must be True, False or None")
@@ -508,7 +514,7 @@ class Schedule:
             raise ValueError("timing must be 'auto', 'comms' or 'dataflow', "
                              "got %r" % timing)
         return SimResult(self._unit.simulate(
-            costs=all_stages, stage_costs=per_stage,
+            costs=all_stages, stage_costs=per_stage, costs_file=costs_file,
             latency=_number("latency", latency, optional=True),
             comm_model=_comm_model(comm_model), blocking=blocking,
             timing=timing))

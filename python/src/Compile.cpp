@@ -9,6 +9,8 @@
 //===----------------------------------------------------------------------===//
 #include "Module.h"
 
+#include "pps/frontend/CostsFile.h"
+
 #include "pps/frontend/Frontend.h"
 #include "pps/synth/SynthPass.h"
 
@@ -227,6 +229,17 @@ static void checkCostEntry(const std::string &Key, double V,
   if (!std::isfinite(V) || V < 0)
     throw py::value_error(
         fmt::format("cost {} must be a finite number >= 0, got {}", Key, V));
+}
+
+void applyCosts(ir::Schedule &S, const CostArgs &A, SourceManager &SM) {
+  if (A.File) {
+    DiagnosticEngine Diags(SM);
+    std::optional<frontend::CostsFile> F =
+        frontend::readCostsFile(*A.File, SM, Diags, {});
+    if (!F || !frontend::applyCostsFile(*F, S, Diags))
+      fail(Diags);
+  }
+  applyCosts(S, A);
 }
 
 void applyCosts(ir::Schedule &S, const CostArgs &A) {

@@ -205,10 +205,15 @@ std::optional<ir::Schedule> runImporter(const CsvArgs &A, SourceManager &SM,
 struct CostArgs {
   std::map<std::string, double> All;
   std::map<int64_t, std::map<std::string, double>> PerStage;
+  /// A costs file (ppsc --costs, pps/frontend/CostsFile.h), applied first.
+  std::optional<std::string> File;
 };
 
-/// Checks A (ValueError), then applies it to S's cost model.
+/// Checks A (ValueError), then applies its entries to S's cost model.
 void applyCosts(ir::Schedule &S, const CostArgs &A);
+/// Applies A.File, if any, to S (read into SM; CompileError with its
+/// located diagnostics), then A's entries over it.
+void applyCosts(ir::Schedule &S, const CostArgs &A, SourceManager &SM);
 
 //===----------------------------------------------------------------------===//
 // Simulation (Simulate.cpp)

@@ -37,7 +37,7 @@ SimPtr simulate(const Unit &U, const SimArgs &A) {
   auto St = std::make_shared<SimState>();
   St->SM = U.SM;
   St->S = U.Source;
-  applyCosts(St->S, A.Costs);
+  applyCosts(St->S, A.Costs, *U.SM);
   // Before the passes: insert-comms orders messages with these costs.
   sim::applyScheduleOverrides(St->S, SO);
   py::gil_scoped_release NoGil;

@@ -287,19 +287,22 @@ PYBIND11_MODULE(_pps, m) {
           "simulate",
           [](const Unit &U, std::map<std::string, double> Costs,
              std::map<int64_t, std::map<std::string, double>> StageCosts,
+             std::optional<std::string> CostsFile,
              std::optional<double> Latency, std::optional<std::string> Comm,
              std::optional<bool> Blocking, std::string Timing) {
             SimArgs A;
             A.Costs.All = std::move(Costs);
             A.Costs.PerStage = std::move(StageCosts);
+            A.Costs.File = std::move(CostsFile);
             A.Latency = Latency;
             A.CommModel = std::move(Comm);
             A.Blocking = Blocking;
             A.Timing = std::move(Timing);
             return simulate(U, A);
           },
-          py::arg("costs"), py::arg("stage_costs"), py::arg("latency"),
-          py::arg("comm_model"), py::arg("blocking"), py::arg("timing"));
+          py::arg("costs"), py::arg("stage_costs"), py::arg("costs_file"),
+          py::arg("latency"), py::arg("comm_model"), py::arg("blocking"),
+          py::arg("timing"));
 
   py::class_<SimState, SimPtr> Sim(m, "Simulation", "A simulated schedule");
   Sim.def_property_readonly("makespan",

@@ -85,6 +85,29 @@ def test_cost_overrides_equal_a_cost_block(tmp_pps):
     assert s.simulate(costs=per_stage).makespan == want["makespan"]
 
 
+def test_costs_file_equals_ppsc_sim_costs(tmp_pps):
+    # costs="FILE" is `ppsc sim --costs=FILE`: the file's costs replace the
+    # schedule's before any pass (here a profile as an executor writes it).
+    costs = tmp_pps("pipeline measured { ranks 4; stages 4 placement loop; "
+                    "microbatches 8; cost { F = 1.25; I = 1.5; W = 0.5; "
+                    "F[stage 3] = 2; } comm { latency 0.25; } memory limit 4; "
+                    "schedule synth(); }", "profile.pps")
+    path = tmp_pps("pipeline z { ranks 4; microbatches 8; "
+                   "comm { model eager; } schedule zb_h1(); }", "z.pps")
+    want = json.loads(ppsc_figures(path, "--costs=" + str(costs)))
+    got = pps.compile(str(path)).simulate(costs=str(costs))
+    assert (got.makespan, got.busy) == (want["makespan"],
+                                        [r["busy"] for r in want["per_rank"]])
+    assert got.makespan != pps.compile(str(path)).simulate().makespan
+    # A costs file for other stages: located in the file.
+    with pytest.raises(pps.CompileError) as info:
+        pps.compile("pipeline i { ranks 4; stages 8; microbatches 8; "
+                    "schedule interleaved_1f1b(); }").simulate(costs=costs)
+    d = info.value.diagnostics[0]
+    assert d.kind == "costs-mismatch" and d.file.endswith("profile.pps")
+    assert (d.line, d.column) == (1, 10)
+
+
 @pytest.mark.parametrize("flags,kwargs", [
     (["--latency=0.5"], {"latency": 0.5}),
     (["--comm-model=eager"], {"comm_model": "eager"}),

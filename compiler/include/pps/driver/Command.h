@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "pps/frontend/CostsFile.h"
 #include "pps/frontend/Frontend.h"
 #include "pps/ir/Schedule.h"
 #include "pps/passes/PassManager.h"
@@ -59,6 +60,7 @@ extern llvm::cl::opt<int> Ranks;
 extern llvm::cl::opt<int> Microbatches;
 extern llvm::cl::opt<int> Stages;
 extern llvm::cl::list<std::string> Defines;
+extern llvm::cl::opt<std::string> CostsFile;
 extern llvm::cl::opt<uint64_t> StepBudget;
 extern llvm::cl::opt<unsigned> ErrorLimit;
 extern llvm::cl::list<std::string> WarningFlags;
@@ -92,8 +94,14 @@ public:
     return Code;
   }
   /// Loads opts::Input: .pps through the front end, .csv through the torch
-  /// importer. Empty on error (diagnostics reported).
+  /// importer; with --costs, the costs file's costs replace its own
+  /// (pps/frontend/CostsFile.h) before anything reads them. Empty on error
+  /// (diagnostics reported).
   std::optional<ir::Schedule> load();
+  /// Reads --costs (empty if not given); false on error (reported).
+  bool loadCostsFile(std::optional<frontend::CostsFile> &Out);
+  /// Loads opts::Input without --costs.
+  std::optional<ir::Schedule> loadInput();
   /// Prints and clears diagnostics in the chosen format to stderr (text) or
   /// stdout (json).
   void flushDiagnostics();
