@@ -36,6 +36,7 @@ Executor::Executor(const ScheduleDesc &S, int32_t Rank, Transport &T,
   }
   if (O.trace)
     Events.reserve(size_t(Count) + 16);
+  ProbeCount.assign(size_t(LocalStages), 0);
 }
 
 Executor::~Executor() = default;
@@ -84,6 +85,7 @@ StageIO *Executor::acquire(int32_t Mb, int32_t Stage) {
   IO->microbatch = Mb;
   IO->stage = Stage;
   IO->loss = 0;
+  IO->activationBytes = -1;
   Slots[Key] = IO;
   if (++Live > Peak)
     Peak = Live;
@@ -99,6 +101,31 @@ void Executor::release(int32_t Mb, int32_t Stage) {
   // (and the kernels' state of (m, s): this is where its memory goes).
   IO->reset();
   FreeIO.push_back(IO);
+}
+
+ProfileEvent Executor::profileEvent(const Action &A, Kind K,
+                                    uint8_t Flags) const {
+  ProfileEvent E;
+  E.step = Step;
+  E.rank = Rank;
+  E.kind = K;
+  E.flags = Flags;
+  E.mb = A.mb;
+  E.stage = A.stage;
+  E.peer = A.peer;
+  return E;
+}
+
+void Executor::profileComm(const Request &Q) {
+  if (!O.profile)
+    return;
+  ProfileEvent E = profileEvent(Q.action, Q.action.kind, 0);
+  E.peer = Q.peer;
+  E.seq = Q.seq;
+  E.start = Q.postMicros - O.startMicros;
+  E.end = Q.doneMicros - O.startMicros;
+  E.waitStart = Q.waitMicros < 0 ? -1 : Q.waitMicros - O.startMicros;
+  Profiled.push_back(E);
 }
 
 void Executor::record(int64_t Index, int32_t Lane, double T0, double T1,
@@ -132,6 +159,7 @@ void Executor::waitRequest(int32_t R, WaitKind W) {
   if (!Q.done && !T.test(Rank, Q)) {
     Status.waitAction.store(Q.actionIndex, std::memory_order_relaxed);
     Status.waitKind.store(int32_t(W), std::memory_order_release);
+    Q.waitMicros = nowMicros();
     T.wait(Rank, Q);
     Status.waitKind.store(int32_t(WaitKind::None), std::memory_order_release);
   }
@@ -169,6 +197,7 @@ Buffer Executor::takeInput(const Action &A, bool Gradient) {
   Request &Q = Requests[size_t(R)];
   record(Q.actionIndex, 1, Q.postMicros, Q.doneMicros, 2,
          flowId(Q.peer, Rank, S.ranks, Q.seq));
+  profileComm(Q);
   Buffer B = std::move(Q.buf);
   freeRequest(R);
   return B;
@@ -178,15 +207,25 @@ void Executor::compute(const Action &A) {
   int64_t Index = Current;
   if (PairSecond && &A == PairSecond)
     ++Index;
+  // The halves of an overlap pair (a handler may run them together) are
+  // not times of their own kinds.
+  uint8_t Flags = PairSecond ? ProfileEvent::Overlapped : 0;
   double T0 = nowMicros();
   switch (A.kind) {
   case Kind::F: {
     StageIO *IO = acquire(A.mb, A.stage);
     if (A.stage > firstStage(S, A.mb))
       IO->input = takeInput(A, false);
-    runKernel([&] { K.forward(*IO); });
-    if (A.stage == lastStage(S, A.mb)) {
-      runKernel([&] { K.loss(*IO); });
+    bool Last = A.stage == lastStage(S, A.mb);
+    timed(
+        A, Kind::F, Flags,
+        [&] {
+          K.forward(*IO);
+          if (Last)
+            K.loss(*IO);
+        },
+        IO);
+    if (Last) {
       LossSum += IO->loss;
       break;
     }
@@ -203,10 +242,17 @@ void Executor::compute(const Action &A) {
                         A.stage));
     if (A.stage < lastStage(S, A.mb))
       IO->gradOutput = takeInput(A, true);
-    if (A.kind == Kind::B)
-      runKernel([&] { K.backward(*IO); });
-    else
-      runKernel([&] { K.backwardInput(*IO); });
+    if (A.kind == Kind::B && O.profile && !Flags &&
+        (ProbeCount[size_t(LocalIndex[size_t(A.stage)])]++ & 1)) {
+      // The profile times the split: every other B of a stage runs as I
+      // then W (Kernels::backward's contract).
+      timed(A, Kind::I, ProfileEvent::Probe, [&] { K.backwardInput(*IO); });
+      timed(A, Kind::W, ProfileEvent::Probe, [&] { K.backwardWeight(*IO); });
+    } else if (A.kind == Kind::B) {
+      timed(A, Kind::B, Flags, [&] { K.backward(*IO); });
+    } else {
+      timed(A, Kind::I, Flags, [&] { K.backwardInput(*IO); });
+    }
     if (A.stage > firstStage(S, A.mb)) {
       size_t Key = key(A.mb, A.stage);
       OutB[Key] = std::move(IO->gradInput);
@@ -222,7 +268,7 @@ void Executor::compute(const Action &A) {
     if (!IO)
       error(fmt::format("runs before `F{}@{}` (no live activations)", A.mb,
                         A.stage));
-    runKernel([&] { K.backwardWeight(*IO); });
+    timed(A, Kind::W, Flags, [&] { K.backwardWeight(*IO); });
     if (pps::schema::memoryEffect(A.kind, true) ==
         pps::schema::MemoryEffect::Release)
       release(A.mb, A.stage);
@@ -247,6 +293,7 @@ void Executor::postComm(const Action &A) {
   Q.peer = A.peer;
   Q.done = false;
   Q.doneMicros = 0;
+  Q.waitMicros = -1;
   Q.postMicros = nowMicros();
   if (Send) {
     std::vector<uint8_t> &Has = Forward ? HasOutF : HasOutB;
@@ -272,6 +319,7 @@ void Executor::postComm(const Action &A) {
     Request &Done = Requests[size_t(R)];
     record(Done.actionIndex, 1, Done.postMicros, Done.doneMicros, 1,
            flowId(Rank, Done.peer, S.ranks, Done.seq));
+    profileComm(Done);
     freeRequest(R);
     return;
   }
@@ -303,6 +351,7 @@ void Executor::drainBatch() {
       Request &D = Requests[size_t(R)];
       record(D.actionIndex, 1, D.postMicros, D.doneMicros, 1,
              flowId(Rank, D.peer, S.ranks, D.seq));
+      profileComm(D);
       freeRequest(R);
     }
   }
@@ -315,6 +364,7 @@ void Executor::drainSends(bool) {
     Request &D = Requests[size_t(R)];
     record(D.actionIndex, 1, D.postMicros, D.doneMicros, 1,
            flowId(Rank, D.peer, S.ranks, D.seq));
+    profileComm(D);
     freeRequest(R);
   }
   OpenSends.clear();
@@ -394,6 +444,7 @@ void Executor::runAction(int64_t, const Action &A) {
 void Executor::runStep(int StepNo) {
   Step = StepNo;
   LossSum = 0;
+  double Begin = nowMicros();
   Status.step.store(StepNo, std::memory_order_relaxed);
   Status.phase.store(int32_t(Phase::Running), std::memory_order_release);
   try {
@@ -434,6 +485,7 @@ void Executor::runStep(int StepNo) {
         if (R < 0)
           continue;
         waitRequest(R, WaitKind::Drain);
+        profileComm(Requests[size_t(R)]);
         freeRequest(R);
         R = -1;
       }
@@ -456,6 +508,12 @@ void Executor::runStep(int StepNo) {
     throw Aborted();
   }
   FinishMicros = nowMicros() - O.startMicros;
+  if (O.profile) {
+    ProfileEvent E = profileEvent(Action{}, Kind::Idle, ProfileEvent::StepMark);
+    E.start = Begin - O.startMicros;
+    E.end = FinishMicros;
+    Profiled.push_back(E);
+  }
 }
 
 } // namespace ppsrt

@@ -95,6 +95,16 @@ bool parseRunOptions(int Argc, char **Argv, RunOptions &O, std::string &Error) {
         return false;
       }
       O.traceFile = Value;
+    } else if (Name == "--profile") {
+      if (Value.empty()) {
+        Error = "--profile needs a file name";
+        return false;
+      }
+      O.profileFile = Value;
+    } else if (Name == "--profile-warmup") {
+      if (!integer(0, MaxSteps, N))
+        return false;
+      O.profileWarmup = int(N);
     } else if (Name == "--time-scale") {
       if (!number(0, MaxTimeScale, O.timeScale))
         return false;
@@ -253,6 +263,9 @@ RunResult runThreads(const ScheduleDesc &S, Kernels &K, const RunOptions &O) {
     Res.lossSum += E->lossSum();
     if (EO.trace)
       Events.insert(Events.end(), E->trace().begin(), E->trace().end());
+    if (EO.profile)
+      Res.profile.insert(Res.profile.end(), E->profile().begin(),
+                         E->profile().end());
   }
   if (EO.trace && Res.exitCode == ExitOk)
     writeChromeTrace(O.traceFile, S, Events, O.timeScale * 1000.0,
@@ -286,6 +299,7 @@ static void printUsage(const ScheduleDesc &S, const char *Argv0, bool Long) {
   fmt::print(Out,
              "usage: {} [--transport=threads|mpi] [--ranks=N] [--steps=N] "
              "[--watchdog=SECONDS] [--kernel-timeout=SECONDS] [--trace=FILE] "
+             "[--profile=FILE] [--profile-warmup=N] "
              "[--time-scale=MS_PER_UNIT] "
              "[--comm=rendezvous|eager|batched] [--recv=deferred|blocking] "
              "[--message-bytes=N] "
@@ -315,6 +329,10 @@ static void printUsage(const ScheduleDesc &S, const char *Argv0, bool Long) {
        "longest predicted action at this time scale, at least the watchdog "
        "time; 0 = off)"},
       {"--trace=FILE", "write the measured timeline as Chrome trace JSON"},
+      {"--profile=FILE",
+       "write the measured costs per stage (F, I, W, B, messages, bytes) as "
+       ".pps for ppsc synth / ppsc sim --costs=FILE"},
+      {"--profile-warmup=N", "steps the profile does not count (1)"},
       {"--time-scale=MS_PER_UNIT",
        "built-in workload: how long one cost unit lasts, in ms (1)"},
       {"--comm=rendezvous|eager|batched",
@@ -434,6 +452,24 @@ bool checkActivationBytes(const std::vector<int64_t> &Peaks,
   return true;
 }
 
+std::string finishProfile(const ScheduleDesc &S, const RunOptions &O,
+                          CommModel Comm, const char *Program,
+                          const std::vector<ProfileEvent> &Events,
+                          const std::vector<ActivationBytes> &Bytes,
+                          const std::vector<int64_t> &Peaks) {
+  ProfileRun Run;
+  Run.program = Program;
+  Run.transport = O.transport;
+  Run.comm = Comm;
+  Run.totalSteps = O.steps;
+  Run.peaks = Peaks;
+  if (S.predictedMakespan > 0 && Comm == S.comm && !O.blockingRecv)
+    Run.simMakespan = S.predictedMakespan;
+  Run.executorMakespan = executorMakespan(S, Comm, O.blockingRecv);
+  return writeProfile(O.profileFile, S, Events, Bytes, O.profileWarmup, Run,
+                      O.quiet);
+}
+
 void printMakespan(const ScheduleDesc &S, CommModel Comm, const RunOptions &O,
                    double MakespanMicros, bool BuiltIn) {
   double PerStep = MakespanMicros / O.steps;
@@ -518,6 +554,15 @@ int executorMain(const ScheduleDesc &S, int Argc, char **Argv) {
     return ExitError;
   if (!checkActivationBytes(Res.peakActivations, Res.activationBytes, O.quiet))
     return ExitError;
+  if (!O.profileFile.empty()) {
+    std::string Err = finishProfile(S, O, Comm, Argv[0], Res.profile,
+                                    Res.activationBytes, Res.peakActivations);
+    if (!Err.empty()) {
+      std::fflush(stdout);
+      fmt::print(stderr, "error: {}\n", Err);
+      return ExitError;
+    }
+  }
   // The run's figures are out; a trace that could not be written fails the
   // command without hiding them.
   if (!Res.traceError.empty()) {

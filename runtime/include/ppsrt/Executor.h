@@ -18,6 +18,7 @@
 #pragma once
 
 #include "ppsrt/Kernels.h"
+#include "ppsrt/Profile.h"
 #include "ppsrt/RunState.h"
 #include "ppsrt/Schedule.h"
 #include "ppsrt/Trace.h"
@@ -59,6 +60,9 @@ struct ExecOptions {
   /// consumer: the lint's model, where a receive blocks in program order.
   bool blockingRecv = false;
   bool trace = false;
+  /// Record the profile's events (ppsrt/Profile.h): kernel times, message
+  /// times, activation bytes; B of odd microbatches runs as I then W.
+  bool profile = false;
   /// Common start of the run (nowMicros()); trace times are relative to it.
   double startMicros = 0;
 };
@@ -102,6 +106,7 @@ public:
   /// Wall-clock time (since ExecOptions::startMicros) the last step ended.
   double finishMicros() const { return FinishMicros; }
   std::vector<TraceEvent> &trace() { return Events; }
+  std::vector<ProfileEvent> &profile() { return Profiled; }
 
 private:
   void runAction(int64_t Index, const Action &A);
@@ -125,6 +130,26 @@ private:
   [[noreturn]] void error(const std::string &Msg);
   void record(int64_t Index, int32_t Lane, double T0, double T1,
               int32_t Flow = 0, uint64_t FlowId = 0);
+  /// Runs one compute kernel, timed for the profile.
+  template <class Fn>
+  void timed(const Action &A, Kind K, uint8_t Flags, Fn &&Call,
+             const StageIO *IO = nullptr) {
+    if (!O.profile) {
+      runKernel(Call);
+      return;
+    }
+    double T0 = nowMicros();
+    runKernel(Call);
+    ProfileEvent E = profileEvent(A, K, Flags);
+    E.start = T0 - O.startMicros;
+    E.end = nowMicros() - O.startMicros;
+    if (IO)
+      E.bytes = IO->activationBytes;
+    Profiled.push_back(E);
+  }
+  ProfileEvent profileEvent(const Action &A, Kind K, uint8_t Flags) const;
+  /// Records a completed send or receive for the profile.
+  void profileComm(const Request &Q);
 
   const ScheduleDesc &S;
   int32_t Rank;
@@ -163,6 +188,8 @@ private:
   double LossSum = 0;
   double FinishMicros = 0;
   std::vector<TraceEvent> Events;
+  std::vector<ProfileEvent> Profiled;
+  std::vector<int64_t> ProbeCount; ///< per local stage: B's run so far
 };
 
 } // namespace ppsrt

@@ -58,6 +58,9 @@ struct StageIO {
   std::vector<Buffer> saved;
   /// Loss of this microbatch (last stage only).
   double loss = 0;
+  /// Kernels that measure memory: the bytes F's activations hold, set by
+  /// forward (the profile's activation bytes per microbatch; -1: unknown).
+  int64_t activationBytes = -1;
   /// Kernel state of this (m, s); destroyed at the release (the last
   /// backward of (m, s), where the memory analysis releases it).
   std::unique_ptr<StageState> state;
@@ -85,6 +88,9 @@ struct ActivationBytes {
   int64_t minPerActivation = 0, maxPerActivation = 0;
   /// A difference between peak and expected fails the run.
   bool strict = false;
+  /// Peak of the rank's other bytes (weights, gradients, optimizer state,
+  /// temporaries), for the profile; -1 if not measured.
+  int64_t nonActivationPeak = -1;
 };
 
 /// Per-process context handed to kernels.

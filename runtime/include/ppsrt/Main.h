@@ -18,6 +18,9 @@
 //                            longest predicted action at this time scale,
 //                            at least the watchdog time; 0 disables)
 //   --trace=FILE             write the measured timeline (Chrome trace JSON)
+//   --profile=FILE           write the measured costs per stage as a .pps
+//                            costs file (ppsrt/Profile.h)
+//   --profile-warmup=N       steps not counted in the profile (1)
 //   --time-scale=X           built-in workload: one cost unit lasts X ms (1)
 //   --comm=rendezvous|eager|batched   override the schedule's comm model
 //   --recv=deferred|blocking deferred (default): a receive is waited on by
@@ -62,6 +65,8 @@ struct RunOptions {
   /// derived from the schedule's costs (kernelTimeoutFor).
   double kernelTimeoutSeconds = -1;
   std::string traceFile;
+  std::string profileFile;
+  int profileWarmup = 1;
   double timeScale = 1.0; ///< ms per cost unit for the built-in workload
   CommModel comm = CommModel::Rendezvous;
   bool commSet = false;
@@ -91,6 +96,7 @@ inline ExecOptions execOptionsFor(CommModel Comm, const RunOptions &O) {
   EO.comm = Comm;
   EO.blockingRecv = O.blockingRecv;
   EO.trace = !O.traceFile.empty();
+  EO.profile = !O.profileFile.empty();
   return EO;
 }
 
@@ -109,6 +115,8 @@ struct RunResult {
   std::string traceError;
   /// Per rank, if the kernels measure activation bytes.
   std::vector<ActivationBytes> activationBytes;
+  /// Every rank's profile events (--profile).
+  std::vector<ProfileEvent> profile;
 };
 
 /// How long the launchers wait, once a run is aborted, for ranks to stop
@@ -142,6 +150,13 @@ bool checkPeaks(const ScheduleDesc &S, const std::vector<int64_t> &Peaks,
 bool checkActivationBytes(const std::vector<int64_t> &Peaks,
                           const std::vector<ActivationBytes> &Bytes,
                           bool Quiet);
+/// Writes the profile of a finished run (--profile) and prints its line;
+/// empty string on success, else the error.
+std::string finishProfile(const ScheduleDesc &S, const RunOptions &O,
+                          CommModel Comm, const char *Program,
+                          const std::vector<ProfileEvent> &Events,
+                          const std::vector<ActivationBytes> &Bytes,
+                          const std::vector<int64_t> &Peaks);
 /// Prints the measured makespan per step, next to the compiler's
 /// predictions (ppsc sim's figure and the executor timing's, both computed
 /// by the compiler and carried in S) when the built-in workload (whose

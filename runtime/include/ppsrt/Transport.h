@@ -41,6 +41,9 @@ struct Request {
   bool done = false;
   double postMicros = 0;
   double doneMicros = 0;
+  /// When the rank began to block on it (-1: it was complete when first
+  /// waited for); the profile's message times need it.
+  double waitMicros = -1;
   int64_t impl = -1; ///< transport-private (MPI request slot)
   /// A send outside the schedule's table (Executor::exchange), whose
   /// action names what it carries (e.g. `reduce_grad 3`) and is no send.
