@@ -101,6 +101,12 @@ bool parseRunOptions(int Argc, char **Argv, RunOptions &O, std::string &Error) {
         return false;
       }
       O.profileFile = Value;
+    } else if (Name == "--profile-clock") {
+      if (Value != "wall" && Value != "cpu") {
+        Error = fmt::format("unknown clock '{}' (expected wall or cpu)", Value);
+        return false;
+      }
+      O.profileCpu = Value == "cpu";
     } else if (Name == "--profile-warmup") {
       if (!integer(0, MaxSteps, N))
         return false;
@@ -299,7 +305,7 @@ static void printUsage(const ScheduleDesc &S, const char *Argv0, bool Long) {
   fmt::print(Out,
              "usage: {} [--transport=threads|mpi] [--ranks=N] [--steps=N] "
              "[--watchdog=SECONDS] [--kernel-timeout=SECONDS] [--trace=FILE] "
-             "[--profile=FILE] [--profile-warmup=N] "
+             "[--profile=FILE] [--profile-warmup=N] [--profile-clock=wall|cpu] "
              "[--time-scale=MS_PER_UNIT] "
              "[--comm=rendezvous|eager|batched] [--recv=deferred|blocking] "
              "[--message-bytes=N] "
@@ -333,6 +339,9 @@ static void printUsage(const ScheduleDesc &S, const char *Argv0, bool Long) {
        "write the measured costs per stage (F, I, W, B, messages, bytes) as "
        ".pps for ppsc synth / ppsc sim --costs=FILE"},
       {"--profile-warmup=N", "steps the profile does not count (1)"},
+      {"--profile-clock=wall|cpu",
+       "time kernels by the wall clock (default) or by their thread's CPU "
+       "time (ranks sharing cores)"},
       {"--time-scale=MS_PER_UNIT",
        "built-in workload: how long one cost unit lasts, in ms (1)"},
       {"--comm=rendezvous|eager|batched",
@@ -462,6 +471,7 @@ std::string finishProfile(const ScheduleDesc &S, const RunOptions &O,
   Run.transport = O.transport;
   Run.comm = Comm;
   Run.totalSteps = O.steps;
+  Run.cpuClock = O.profileCpu;
   Run.peaks = Peaks;
   if (S.predictedMakespan > 0 && Comm == S.comm && !O.blockingRecv)
     Run.simMakespan = S.predictedMakespan;

@@ -11,6 +11,7 @@
 #include <iterator>
 #include <limits>
 #include <map>
+#include <time.h>
 #include <tuple>
 #include <unordered_map>
 
@@ -118,7 +119,7 @@ std::string statRow(const ProfileStat &St) {
 std::string summarizeProfile(const ScheduleDesc &S,
                              const std::vector<ProfileEvent> &Events,
                              const std::vector<ActivationBytes> &Bytes,
-                             int Warmup, ProfileSummary &Out) {
+                             int Warmup, ProfileSummary &Out, bool Cpu) {
   Out = ProfileSummary();
   std::vector<std::array<Accumulator, 4>> Compute(size_t(S.stages));
   std::vector<Accumulator> StageBytes(size_t(S.stages));
@@ -156,8 +157,8 @@ std::string summarizeProfile(const ScheduleDesc &S,
       }
       if ((E.flags & ProfileEvent::Probe) && E.kind == Kind::I)
         ++Out.probes;
-      Compute[size_t(E.stage)][size_t(E.kind)].add(E.step,
-                                                   (E.end - E.start) / 1000.0);
+      Compute[size_t(E.stage)][size_t(E.kind)].add(
+          E.step, (Cpu ? E.cpu : E.end - E.start) / 1000.0);
       if (E.kind == Kind::F && E.bytes >= 0)
         StageBytes[size_t(E.stage)].add(E.step, double(E.bytes));
       continue;
@@ -239,10 +240,12 @@ std::string formatProfile(const ScheduleDesc &S, const ProfileSummary &P,
           ? " (step 0 is warm-up)"
           : fmt::format(" (steps 0..{} are warm-up)", P.firstStep - 1));
   fmt::format_to(
-      F, "//\n// Per microbatch, in ms (one time unit of the costs below = 1 "
-         "ms): mean over\n// the measured actions, sd of the per-step means, "
-         "fastest, slowest, count.\n// A compute is its kernel alone; F "
-         "includes the loss on the last stage.\n");
+      F,
+      "//\n// Per microbatch, in ms (one time unit of the costs below = 1 "
+      "ms): mean over\n// the measured actions, sd of the per-step means, "
+      "fastest, slowest, count.\n// A compute is its kernel alone{}; F "
+      "includes the loss on the last stage.\n",
+      Run.cpuClock ? ", by its thread's CPU time (--profile-clock=cpu)" : "");
   if (P.probes)
     fmt::format_to(F,
                    "// {} B ran as I then W to time the split (every "
@@ -376,7 +379,8 @@ std::string writeProfile(const std::string &Path, const ScheduleDesc &S,
                          const std::vector<ActivationBytes> &Bytes, int Warmup,
                          const ProfileRun &Run, bool Quiet) {
   ProfileSummary P;
-  std::string Error = summarizeProfile(S, Events, Bytes, Warmup, P);
+  std::string Error =
+      summarizeProfile(S, Events, Bytes, Warmup, P, Run.cpuClock);
   if (!Error.empty())
     return "--profile: " + Error;
   if (!writeFileWhole(Path, formatProfile(S, P, Run), Error))
@@ -391,6 +395,12 @@ std::string writeProfile(const std::string &Path, const ScheduleDesc &S,
                    : "",
                Path);
   return {};
+}
+
+double threadCpuMicros() {
+  timespec T{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &T);
+  return double(T.tv_sec) * 1e6 + double(T.tv_nsec) * 1e-3;
 }
 
 } // namespace ppsrt

@@ -11,9 +11,15 @@
 #
 #   cmake -DPPSC=ppsc -DPROFILED=exec -DKERNELS=profile_kernels.cpp
 #         -DCXX=c++ -DINCLUDE=runtime/include -DRUNTIME=libpps_runtime.a
-#         -DWORK=dir [-DSTEPS=4] [-DTOLERANCE=0.05] -P profile_loop.cmake
+#         -DWORK=dir [-DSTEPS=5] [-DSCALE=20] [-DTOLERANCE=0.05]
+#         -P profile_loop.cmake
 if(NOT STEPS)
-  set(STEPS 4)
+  set(STEPS 5)
+endif()
+# Kernel times in ms per unit: long enough that waking a sleeping thread
+# (tens of us, more on a loaded machine) is noise.
+if(NOT SCALE)
+  set(SCALE 20)
 endif()
 if(NOT TOLERANCE)
   set(TOLERANCE 0.05)
@@ -44,7 +50,7 @@ endfunction()
 
 # 1. Profile 1F1B.
 run("the profiled run" "${PROFILED}" --steps=${STEPS} --watchdog=60
-    "--profile=${WORK}/profile.pps")
+    "--profile=${WORK}/profile.pps" -- --scale=${SCALE})
 step_time(before)
 
 # 2. Re-plan.
@@ -59,7 +65,7 @@ run("compiling the new executor" "${CXX}" -std=c++17 -O1 -I "${INCLUDE}"
     "${WORK}/replanned.cpp" "${KERNELS}" "${RUNTIME}" -lfmt -pthread
     -o "${WORK}/replanned")
 run("the re-planned run" "${WORK}/replanned" --steps=${STEPS} --watchdog=60
-    "--profile=${WORK}/replanned_profile.pps")
+    "--profile=${WORK}/replanned_profile.pps" -- --scale=${SCALE})
 step_time(after)
 
 # 4. Measured against the compiler's prediction of how this runtime runs it

@@ -138,9 +138,10 @@ private:
       runKernel(Call);
       return;
     }
-    double T0 = nowMicros();
+    double T0 = nowMicros(), C0 = threadCpuMicros();
     runKernel(Call);
     ProfileEvent E = profileEvent(A, K, Flags);
+    E.cpu = threadCpuMicros() - C0;
     E.start = T0 - O.startMicros;
     E.end = nowMicros() - O.startMicros;
     if (IO)

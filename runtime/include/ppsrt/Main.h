@@ -21,6 +21,8 @@
 //   --profile=FILE           write the measured costs per stage as a .pps
 //                            costs file (ppsrt/Profile.h)
 //   --profile-warmup=N       steps not counted in the profile (1)
+//   --profile-clock=wall|cpu time kernels by the wall clock (default) or by
+//                            their thread's CPU time
 //   --time-scale=X           built-in workload: one cost unit lasts X ms (1)
 //   --comm=rendezvous|eager|batched   override the schedule's comm model
 //   --recv=deferred|blocking deferred (default): a receive is waited on by
@@ -67,7 +69,8 @@ struct RunOptions {
   std::string traceFile;
   std::string profileFile;
   int profileWarmup = 1;
-  double timeScale = 1.0; ///< ms per cost unit for the built-in workload
+  bool profileCpu = false; ///< --profile-clock=cpu
+  double timeScale = 1.0;  ///< ms per cost unit for the built-in workload
   CommModel comm = CommModel::Rendezvous;
   bool commSet = false;
   bool blockingRecv = false;

@@ -13,9 +13,12 @@
 //
 // What is measured:
 //  * a compute's time is its kernel call alone (an input's wait before it
-//    is not counted); F includes the last stage's loss. With --profile,
-//    every other B of a stage runs as I then W (the kernel interface says
-//    B = I then W), so that every profiled schedule with a backward times
+//    is not counted), by the wall clock, or with --profile-clock=cpu by
+//    the CPU time of the rank's thread (kernels that compute on that
+//    thread only, on a machine whose cores the ranks share: waiting for a
+//    core is then not counted); F includes the last stage's loss. With
+//    --profile, every other B of a stage runs as I then W (the kernel interface
+//    says B = I then W), so that every profiled schedule with a backward times
 //    I, W and B, and the profile says whether the split pays (I + W
 //    against B per stage);
 //  * a message's time is from its send being posted (or its receive, if
@@ -67,6 +70,9 @@ struct ProfileEvent {
   /// F: the bytes its activations hold (StageIO::activationBytes; < 0:
   /// not measured).
   int64_t bytes = -1;
+  /// Computes: the rank thread's CPU time in the kernel, microseconds (the
+  /// profile's clock under --profile-clock=cpu).
+  double cpu = 0;
 };
 
 /// Mean and spread of one measured figure.
@@ -103,12 +109,13 @@ struct ProfileSummary {
   std::vector<int64_t> nonActivationPeak;
 };
 
-/// Summarises the events of all ranks, skipping the first Warmup steps.
-/// Empty string on success, else why there is nothing to summarise.
+/// Summarises the events of all ranks, skipping the first Warmup steps;
+/// computes by their CPU time if Cpu. Empty string on success, else why
+/// there is nothing to summarise.
 std::string summarizeProfile(const ScheduleDesc &S,
                              const std::vector<ProfileEvent> &Events,
                              const std::vector<ActivationBytes> &Bytes,
-                             int Warmup, ProfileSummary &Out);
+                             int Warmup, ProfileSummary &Out, bool Cpu = false);
 
 /// What the file's header says about the run.
 struct ProfileRun {
@@ -116,6 +123,7 @@ struct ProfileRun {
   std::string transport; ///< threads or mpi
   CommModel comm = CommModel::Rendezvous;
   int totalSteps = 0;
+  bool cpuClock = false; ///< computes timed by CPU time (--profile-clock)
   /// Measured peak activations per rank (the synthesis request's limit).
   std::vector<int64_t> peaks;
   /// The compiler's makespans for this run, in the schedule's time units
@@ -135,5 +143,8 @@ std::string writeProfile(const std::string &Path, const ScheduleDesc &S,
                          const std::vector<ProfileEvent> &Events,
                          const std::vector<ActivationBytes> &Bytes, int Warmup,
                          const ProfileRun &Run, bool Quiet);
+
+/// CPU time of the calling thread, in microseconds.
+double threadCpuMicros();
 
 } // namespace ppsrt

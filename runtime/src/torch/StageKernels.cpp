@@ -200,6 +200,8 @@ void StageKernels::setup(const KernelContext &, int32_t Rank) {
   if (!C.module || !C.data || !C.loss || !C.optimizer)
     throw std::runtime_error("ppsrt::torch::Config needs module, data, loss "
                              "and optimizer");
+  // The rank's weights and optimizer are its other bytes (Tensors.h).
+  Pool *Prev = MemoryTracker::countOtherBytes(&Ranks[size_t(Rank)]->pool);
   for (int32_t St = 0; St < S.stages; ++St) {
     if (S.stageToRank[St] != Rank)
       continue;
@@ -215,6 +217,7 @@ void StageKernels::setup(const KernelContext &, int32_t Rank) {
       Slot.haveIn = Slot.inDeclared = !Slot.inSizes.empty();
     }
   }
+  MemoryTracker::countOtherBytes(Prev);
 }
 
 at::Tensor StageKernels::receive(const StageIO &IO, bool Gradient,
@@ -362,7 +365,7 @@ void StageKernels::forward(StageIO &IO) {
   }
   // What this (m, s) keeps: the graph's saved tensors and its input.
   MemoryTracker::compact(&State.account);
-  State.bytes = State.account.bytes();
+  State.bytes = IO.activationBytes = State.account.bytes();
   State.counted = true;
   R.book += State.bytes;
   R.minPer = std::min(R.minPer, State.bytes);
@@ -420,6 +423,8 @@ void StageKernels::reduceGrad(int32_t Rank, int32_t Stage) {
 void StageKernels::beginStep(int32_t Rank, int Step) {
   RankSlot &R = *Ranks[size_t(Rank)];
   R.step = Step;
+  MemoryTracker::countOtherBytes(&R.pool); // this thread runs the rank
+
   // On the rank's own thread: OpenMP's thread count is per thread.
   if (C.intraOpThreads > 0 && !R.threadsSet) {
     at::set_num_threads(C.intraOpThreads);
@@ -558,6 +563,7 @@ static double relativeGap(const at::Tensor &A, const at::Tensor &B) {
 }
 
 void StageKernels::finish(int32_t Rank) {
+  MemoryTracker::countOtherBytes(nullptr); // the reference is not the run's
   // The peaks are compared by the runtime; here every sample must agree.
   const RankSlot &R = *Ranks[size_t(Rank)];
   if (C.strictActivationBytes && MemoryTracker::installed() && R.worstGap)
@@ -631,6 +637,7 @@ ActivationBytes StageKernels::activationBytes(int32_t Rank) {
   B.minPerActivation = R.maxPer ? R.minPer : 0;
   B.maxPerActivation = R.maxPer;
   B.strict = C.strictActivationBytes;
+  B.nonActivationPeak = R.pool.otherPeak;
   return B;
 }
 

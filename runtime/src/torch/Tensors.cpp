@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <mutex>
 #include <stdexcept>
@@ -147,6 +148,7 @@ std::string describeTensor(const at::Tensor &T) {
 //===----------------------------------------------------------------------===//
 
 static thread_local Account *Charged = nullptr;
+static thread_local Pool *OtherPool = nullptr;
 
 /// Wraps libtorch's CPU allocator: every allocation gets our deleter (the
 /// context is the data pointer, as the default allocator has it), and one
@@ -161,6 +163,7 @@ public:
     int64_t bytes = 0;
     std::vector<Account *> holders;
     Pool *orphanOf = nullptr; ///< counted as leaked there
+    Pool *otherOf = nullptr;  ///< counted as other bytes there
   };
   std::mutex Mu;
   std::unordered_map<void *, Entry> Live;
@@ -181,6 +184,13 @@ public:
       E.holders.assign(1, A);
       A->claims.push_back(P);
       A->add(int64_t(N));
+      Self->Count.fetch_add(1, std::memory_order_relaxed);
+    } else if (Pool *O = OtherPool; O && P) {
+      auto *Self = const_cast<TrackingAllocator *>(this);
+      std::lock_guard<std::mutex> L(Self->Mu);
+      Self->Live[P] = Entry{int64_t(N), {}, nullptr, O};
+      O->other += int64_t(N);
+      O->otherPeak = std::max(O->otherPeak, O->other);
       Self->Count.fetch_add(1, std::memory_order_relaxed);
     }
     return {P, P, &TrackingAllocator::release, Dev};
@@ -203,6 +213,8 @@ public:
           A->add(-E.bytes);
         if (E.orphanOf)
           E.orphanOf->leaked.fetch_sub(E.bytes, std::memory_order_relaxed);
+        if (E.otherOf)
+          E.otherOf->other -= E.bytes;
         T.Live.erase(It);
         T.Count.fetch_sub(1, std::memory_order_relaxed);
       }
@@ -272,6 +284,10 @@ void MemoryTracker::claim(const at::Tensor &Tensor, Account *A) {
     E.orphanOf->leaked.fetch_sub(E.bytes, std::memory_order_relaxed);
     E.orphanOf = nullptr;
   }
+  if (E.otherOf) { // claimed: an activation now
+    E.otherOf->other -= E.bytes;
+    E.otherOf = nullptr;
+  }
   E.holders.push_back(A);
   A->claims.push_back(P);
   A->add(E.bytes);
@@ -322,6 +338,12 @@ void MemoryTracker::release(Account *A) {
     }
   }
   A->claims.clear();
+}
+
+Pool *MemoryTracker::countOtherBytes(Pool *P) {
+  Pool *Prev = OtherPool;
+  OtherPool = P;
+  return Prev;
 }
 
 void MemoryTracker::compact(Account *A) {

@@ -123,6 +123,13 @@ TEST(Profile, SummarisesEachStageKindMessageAndStep) {
   EXPECT_NEAR(P.stepTime.mean, 30, 1e-9);
   EXPECT_NEAR(P.stepTime.min, 29, 1e-9);
   EXPECT_EQ(P.nonActivationPeak, (std::vector<int64_t>{-1, 123456}));
+  // By CPU time (--profile-clock=cpu): the events' cpu field.
+  for (ProfileEvent &X : E)
+    X.cpu = (X.end - X.start) / 2;
+  ProfileSummary C;
+  ASSERT_EQ(summarizeProfile(T->Desc, E, Bytes, 1, C, /*Cpu=*/true), "");
+  EXPECT_NEAR(C.stages[0].F.mean, 1.1, 1e-9);
+  EXPECT_NEAR(C.stepTime.mean, 30, 1e-9) << "steps stay wall time";
 
   // The file: comments, then a pipeline of the run's topology.
   ProfileRun Run;
@@ -226,12 +233,17 @@ TEST(Profile, ARunTimesEveryStageAndTheSplitOfItsBackwards) {
 }
 
 TEST(Profile, TheOptionsAreParsed) {
-  const char *Argv[] = {"exec", "--profile=p.pps", "--profile-warmup=2"};
+  const char *Argv[] = {"exec", "--profile=p.pps", "--profile-warmup=2",
+                        "--profile-clock=cpu"};
   RunOptions O;
   std::string Err;
-  ASSERT_TRUE(parseRunOptions(3, const_cast<char **>(Argv), O, Err)) << Err;
+  ASSERT_TRUE(parseRunOptions(4, const_cast<char **>(Argv), O, Err)) << Err;
   EXPECT_EQ(O.profileFile, "p.pps");
   EXPECT_EQ(O.profileWarmup, 2);
+  EXPECT_TRUE(O.profileCpu);
+  const char *Clock[] = {"exec", "--profile-clock=tsc"};
+  EXPECT_FALSE(parseRunOptions(2, const_cast<char **>(Clock), O, Err));
+  EXPECT_EQ(Err, "unknown clock 'tsc' (expected wall or cpu)");
   EXPECT_TRUE(execOptionsFor(CommModel::Rendezvous, O).profile);
   const char *Bad[] = {"exec", "--profile-warmup=1.5"};
   EXPECT_FALSE(parseRunOptions(2, const_cast<char **>(Bad), O, Err));

@@ -18,7 +18,10 @@
 //    Releasing an account drops its claims; memory still alive with no
 //    claimant left is counted as *leaked* in the account's Pool (the rank)
 //    until it is freed. A Pool's bytes are therefore exactly what its live
-//    activations hold, plus what outlived its activation.
+//    activations hold, plus what outlived its activation. Allocations a
+//    rank's thread makes outside any ChargeScope (weights, gradients,
+//    optimizer state, the backward's temporaries) are its pool's *other*
+//    bytes, whose peak the profile reports (MemoryTracker::countOtherBytes).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -72,6 +75,8 @@ struct Pool {
   std::atomic<int64_t> live{0};
   std::atomic<int64_t> leaked{0};
   int64_t bytes() const { return live.load() + leaked.load(); }
+  /// Other bytes, and their peak (both under the tracker's lock).
+  int64_t other = 0, otherPeak = 0;
 };
 
 /// The bytes one holder (one (m, s)'s forward) claims.
@@ -121,6 +126,9 @@ public:
   static void release(Account *A);
   /// Forgets A's records of storages freed since (bounds its memory).
   static void compact(Account *A);
+  /// From now on, allocations on this thread outside a ChargeScope count
+  /// as P's other bytes (null: not counted). Returns the previous pool.
+  static Pool *countOtherBytes(Pool *P);
 };
 
 } // namespace torch

@@ -1,0 +1,61 @@
+#!/bin/sh
+# Re-plan the GPT example from measured costs, end to end, on threads:
+#
+#   examples/gpt/replan.sh [BUILD_DIR] [WORK_DIR] [SCHEDULE] [MEMORY]
+#
+#   1. profile: run the GPT executor of SCHEDULE (default one_f_one_b,
+#      built in BUILD_DIR) for a few steps with --profile: per stage, the
+#      measured F, I, W, B, message times and activation bytes, as a .pps
+#      file (WORK_DIR/profile.pps);
+#   2. re-plan: `ppsc synth` for the measured costs within MEMORY
+#      activations per rank (default: the profiled run's peak);
+#   3. build the new schedule's executor (examples/gpt/replan, a
+#      find_package(pps) project) and run it with --profile;
+#   4. print the measured step times next to the compiler's predictions.
+#
+# docs/synthesis.md ("Re-planning from a profile") explains each step.
+set -eu
+BUILD=$(cd "${1:-build}" && pwd)
+WORK=${2:-replan}
+SCHEDULE=${3:-one_f_one_b}
+MEMORY=${4:-}
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+STEPS=${STEPS:-6}
+# wall (default) or cpu: time kernels by their thread's CPU time, for a
+# machine whose cores the four rank threads share (docs/runtime.md).
+CLOCK=${CLOCK:-wall}
+PPSC=$BUILD/bin/ppsc
+mkdir -p "$WORK"
+WORK=$(cd "$WORK" && pwd)
+
+echo "== 1. profile gpt_$SCHEDULE ($STEPS steps, the first not counted)"
+"$BUILD/examples/gpt/gpt_$SCHEDULE" --steps="$STEPS" \
+  --profile="$WORK/profile.pps" --profile-clock="$CLOCK" -- --reference=off | grep -v '^gpt: step'
+sed -n '/The I\/W split/,/^\/\/$/p' "$WORK/profile.pps"
+
+echo "== 2. re-plan: ppsc synth $WORK/profile.pps"
+"$PPSC" synth "$WORK/profile.pps" ${MEMORY:+--memory-limit "$MEMORY"} \
+  -o "$WORK/replanned.pps"
+grep '^// makespan' "$WORK/replanned.pps"
+
+echo "== 3. build and run the re-planned executor"
+cmake -S "$SRC/examples/gpt/replan" -B "$WORK/build" \
+  -Dpps_DIR="$BUILD/lib/cmake/pps" -DSCHEDULE="$WORK/replanned.pps" \
+  -DCMAKE_BUILD_TYPE=Release >"$WORK/configure.log"
+cmake --build "$WORK/build" -j2 >"$WORK/build.log"
+"$WORK/build/gpt_replanned" --steps="$STEPS" \
+  --profile="$WORK/replanned_profile.pps" --profile-clock="$CLOCK" \
+  -- --reference=off |
+  grep -v '^gpt: step'
+
+echo "== 4. step times (ms; predictions from the measured costs)"
+before=$(sed -n 's|^// Step time.*: \([0-9.]*\) .*|\1|p' "$WORK/profile.pps")
+after=$(sed -n 's|^// Step time.*: \([0-9.]*\) .*|\1|p' "$WORK/replanned_profile.pps")
+"$PPSC" sim --costs="$WORK/profile.pps" --format=json \
+  "$SRC/examples/gpt/$SCHEDULE.pps" >"$WORK/profiled_sim.json"
+sim_before=$(sed -n 's|^ *"makespan": \([0-9.]*\).*|\1|p' "$WORK/profiled_sim.json")
+echo "profiled $SCHEDULE: measured $before, ppsc sim $sim_before"
+grep -o 'predicted .* time units' "$WORK/replanned_profile.pps" >/dev/null || true
+sed -n 's|^// The compiler predicted \(.*\) for this run.*|re-planned: predicted \1|p' \
+  "$WORK/replanned_profile.pps"
+echo "re-planned: measured $after"
