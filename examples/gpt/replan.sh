@@ -48,14 +48,16 @@ cmake --build "$WORK/build" -j2 >"$WORK/build.log"
   -- --reference=off |
   grep -v '^gpt: step'
 
-echo "== 4. step times (ms; predictions from the measured costs)"
-before=$(sed -n 's|^// Step time.*: \([0-9.]*\) .*|\1|p' "$WORK/profile.pps")
-after=$(sed -n 's|^// Step time.*: \([0-9.]*\) .*|\1|p' "$WORK/replanned_profile.pps")
-"$PPSC" sim --costs="$WORK/profile.pps" --format=json \
-  "$SRC/examples/gpt/$SCHEDULE.pps" >"$WORK/profiled_sim.json"
-sim_before=$(sed -n 's|^ *"makespan": \([0-9.]*\).*|\1|p' "$WORK/profiled_sim.json")
-echo "profiled $SCHEDULE: measured $before, ppsc sim $sim_before"
-grep -o 'predicted .* time units' "$WORK/replanned_profile.pps" >/dev/null || true
-sed -n 's|^// The compiler predicted \(.*\) for this run.*|re-planned: predicted \1|p' \
-  "$WORK/replanned_profile.pps"
-echo "re-planned: measured $after"
+echo "== 4. step times, ms: measured (mean, sd over steps); predicted from the measured costs"
+# The profile's step-time row: mean, sd, min, max, steps.
+step() { sed -n 's|^// Step time[^:]*: *\([0-9.]*\) *\([0-9.]*\).*|\1 \2|p' "$1"; }
+set -- $(step "$WORK/profile.pps"); before=$1 before_sd=$2
+set -- $(step "$WORK/replanned_profile.pps"); after=$1 after_sd=$2
+sim_before=$("$PPSC" sim --costs="$WORK/profile.pps" --format=json \
+  "$SRC/examples/gpt/$SCHEDULE.pps" | sed -n 's|^ *"makespan": \([0-9.]*\).*|\1|p')
+predicted=$(sed -n 's|^// The compiler predicted \([0-9.]*\) (ppsc sim), \([0-9.]*\) (executor timing).*|\1 \2|p' \
+  "$WORK/replanned_profile.pps")
+set -- $predicted
+echo "profiled $SCHEDULE: measured $before (sd $before_sd); ppsc sim $sim_before"
+echo "re-planned: measured $after (sd $after_sd); ppsc sim $1, executor timing $2"
+echo "replan: before $before $before_sd $sim_before after $after $after_sd $1 $2"
