@@ -476,6 +476,19 @@ std::string finishProfile(const ScheduleDesc &S, const RunOptions &O,
   if (S.predictedMakespan > 0 && Comm == S.comm && !O.blockingRecv)
     Run.simMakespan = S.predictedMakespan;
   Run.executorMakespan = executorMakespan(S, Comm, O.blockingRecv);
+  // Ranks that take turns on the cores wait for one, which no prediction
+  // counts (and which the wall clock puts into every kernel's time).
+  int Here = ranksHere(S, O);
+  unsigned Cores = usableCores();
+  if (Cores > 0 && Here > int(Cores) && !O.sleepKernels)
+    Run.note = fmt::format(
+        "{} ranks ran on {} core{} here: kernels that compute (rather than "
+        "wait) took turns, so the step time exceeds what ranks running in "
+        "parallel would take{}",
+        Here, Cores, Cores == 1 ? "" : "s",
+        O.profileCpu ? ""
+                     : ", and their times include waiting for a core "
+                       "(--profile-clock=cpu leaves that out)");
   return writeProfile(O.profileFile, S, Events, Bytes, O.profileWarmup, Run,
                       O.quiet);
 }

@@ -246,6 +246,8 @@ std::string formatProfile(const ScheduleDesc &S, const ProfileSummary &P,
       "fastest, slowest, count.\n// A compute is its kernel alone{}; F "
       "includes the loss on the last stage.\n",
       Run.cpuClock ? ", by its thread's CPU time (--profile-clock=cpu)" : "");
+  if (!Run.note.empty())
+    fmt::format_to(F, "// Note: {}.\n", Run.note);
   if (P.probes)
     fmt::format_to(F,
                    "// {} B ran as I then W to time the split (every "
@@ -394,6 +396,8 @@ std::string writeProfile(const std::string &Path, const ScheduleDesc &S,
                    ? "; predicted " + predictions(Run) + " time units"
                    : "",
                Path);
+  if (!Quiet && !Run.note.empty())
+    fmt::print("note: {}\n", Run.note);
   return {};
 }
 

@@ -131,6 +131,9 @@ struct ProfileRun {
   /// timing's (as this runtime runs it: a rank posts a send when it gets
   /// there). They are ms when the schedule was compiled from a profile.
   double simMakespan = -1, executorMakespan = -1;
+  /// Said in the file and after the profile line (e.g. that the ranks
+  /// shared fewer cores than there are ranks); empty: nothing.
+  std::string note;
 };
 
 /// The .pps text of a profile (see above).
