@@ -22,6 +22,15 @@ using namespace frontend;
 
 namespace {
 
+/// actionClass of the actions a source action node becomes.
+uint8_t nodeClass(ast::ActionNodeKind K) {
+  if (K == ast::ActionNodeKind::Compute || K == ast::ActionNodeKind::Overlap)
+    return 0;
+  if (K == ast::ActionNodeKind::Send || K == ast::ActionNodeKind::Recv)
+    return 1;
+  return 2;
+}
+
 /// Indexes the main module: every name, call, binder, import and action.
 class Indexer {
 public:
@@ -231,14 +240,7 @@ private:
 
   void actions(const std::vector<ast::ActionNode> &As) {
     for (const ast::ActionNode &N : As) {
-      uint8_t Class = N.Kind == ast::ActionNodeKind::Compute ||
-                              N.Kind == ast::ActionNodeKind::Overlap
-                          ? 0
-                      : N.Kind == ast::ActionNodeKind::Send ||
-                              N.Kind == ast::ActionNodeKind::Recv
-                          ? 1
-                          : 2;
-      ref(N.Loc, RefKind::Action, "", 0).ActionClass = Class;
+      ref(N.Loc, RefKind::Action, "", 0).ActionClass = nodeClass(N.Kind);
       if (N.Kind == ast::ActionNodeKind::Overlap) {
         ref(N.First.Loc, RefKind::Action, "", 0);
         ref(N.Second.Loc, RefKind::Action, "", 0);
@@ -259,14 +261,7 @@ private:
         ref(N.Loc, RefKind::Action, "", 0);
         continue;
       }
-      uint8_t Class = N.Kind == ast::ActionNodeKind::Compute ||
-                              N.Kind == ast::ActionNodeKind::Overlap
-                          ? 0
-                      : N.Kind == ast::ActionNodeKind::Send ||
-                              N.Kind == ast::ActionNodeKind::Recv
-                          ? 1
-                          : 2;
-      ref(N.Loc, RefKind::Action, "", 0).ActionClass = Class;
+      ref(N.Loc, RefKind::Action, "", 0).ActionClass = nodeClass(N.Kind);
       if (N.Kind == ast::ActionNodeKind::Overlap)
         ref(literalParts(SM, N).Compute, RefKind::Action, "", 0);
     }

@@ -99,10 +99,7 @@ class _Compute:
                                                    a[6], a[7])
         key = (mb, s)
         stage = self._stage(s)
-        state = self._states.get(key)
-        if state is None:
-            raise self._err("runs before `F%d@%d` (no live activations)"
-                            % (mb, s))
+        state = self._live_state(mb, s)
         if producer >= 0:
             grads = self._take_input(mb, s, producer, True)
             floats = [t for t in state.outputs if t.is_floating_point()]
@@ -140,10 +137,7 @@ class _Compute:
         mb, s = a[1], a[2]
         key = (mb, s)
         stage = self._stage(s)
-        state = self._states.get(key)
-        if state is None:
-            raise self._err("runs before `F%d@%d` (no live activations)"
-                            % (mb, s))
+        state = self._live_state(mb, s)
         if state.captured is None:
             raise self._err("runs before `I%d@%d` (its output gradient is not "
                             "there yet)" % (mb, s))
@@ -152,6 +146,13 @@ class _Compute:
             self._release(key)
         if self._events is not None:
             self._record(index, 0, t0, time.perf_counter())
+
+    def _live_state(self, mb: int, s: int) -> StageState:
+        state = self._states.get((mb, s))
+        if state is None:
+            raise self._err("runs before `F%d@%d` (no live activations)"
+                            % (mb, s))
+        return state
 
     def _release(self, key: Tuple[int, int]) -> None:
         state = self._states.pop(key)
