@@ -97,11 +97,6 @@ std::string Analysis::fileOf(LocId Loc) const {
 
 namespace {
 
-/// JSON strings must be UTF-8; file names and echoed text may not be.
-std::string utf8(std::string S) {
-  return llvm::json::isUTF8(S) ? S : llvm::json::fixUTF8(S);
-}
-
 double msSince(std::chrono::steady_clock::time_point T0) {
   return std::chrono::duration<double, std::milli>(
              std::chrono::steady_clock::now() - T0)
