@@ -68,9 +68,37 @@ struct Decision {
   double Start = Inf;
 };
 
+/// Per job (by Problem::index), what the start bounds ask along producer
+/// chains: its producer (-1: none), its rank, its cost, and the latency
+/// from its producer to it. The same for every run of the sweep.
+struct JobTables {
+  std::vector<int32_t> Prod, Rank;
+  std::vector<double> Cost, Lat;
+
+  explicit JobTables(const Problem &P) {
+    const int32_t N = P.numJobs();
+    Prod.assign(N, -1);
+    Rank.assign(N, 0);
+    Cost.assign(N, 0.0);
+    Lat.assign(N, 0.0);
+    for (JobKind K : {JobKind::F, JobKind::I, JobKind::W})
+      for (int32_t S = 0; S < P.Stages; ++S)
+        for (int32_t Mb = 0; Mb < P.Microbatches; ++Mb) {
+          int32_t Id = P.index(K, S, Mb);
+          Rank[Id] = P.rankOf(S);
+          Cost[Id] = P.cost(K, S);
+          if (std::optional<Job> Pr = P.producerOf({K, Mb, S})) {
+            Prod[Id] = P.index(Pr->Kind, Pr->Stage, Pr->Mb);
+            Lat[Id] = P.rankOf(Pr->Stage) != Rank[Id] ? P.Latency : 0.0;
+          }
+        }
+  }
+};
+
 class Greedy {
 public:
-  Greedy(const Problem &P, const Params &Pa) : P(P), Pa(Pa) {}
+  Greedy(const Problem &P, const JobTables &T, const Params &Pa)
+      : P(P), T(T), Pa(Pa) {}
 
   bool run(Order &Out);
 
@@ -78,17 +106,17 @@ private:
   double end(JobKind K, int32_t S, int32_t Mb) const {
     return End[P.index(K, S, Mb)];
   }
-  double lat(int32_t From, int32_t To) const {
-    return P.rankOf(From) != P.rankOf(To) ? P.Latency : 0.0;
-  }
   /// Arrival of a job's input: known (true) or a lower bound (false).
   std::pair<double, bool> arrival(JobKind K, int32_t S, int32_t Mb) const;
-  /// A lower bound on when a job not yet placed can start.
-  double startBound(JobKind K, int32_t S, int32_t Mb, int Depth) const;
+  /// A lower bound on when job Id, not yet placed, can start: no earlier
+  /// than its rank is free, nor than its producer can end (following up to
+  /// Depth producers that are not placed either).
+  double startBound(int32_t Id, int Depth) const;
   Decision decide(int32_t R, bool KnownOnly = false) const;
   void commit(int32_t R, const Decision &D);
 
   const Problem &P;
+  const JobTables &T;
   Params Pa;
   std::vector<double> End;
   std::vector<int32_t> NF, NI, NW;
@@ -102,30 +130,42 @@ private:
 
 std::pair<double, bool> Greedy::arrival(JobKind K, int32_t S,
                                         int32_t Mb) const {
-  std::optional<Job> Prod = P.producerOf({K, Mb, S});
-  if (!Prod)
+  int32_t Id = P.index(K, S, Mb);
+  int32_t Pr = T.Prod[Id];
+  if (Pr < 0)
     return {0.0, true};
-  int32_t PS = Prod->Stage;
-  JobKind PK = Prod->Kind;
-  double E = end(PK, PS, Mb);
+  double E = End[Pr];
   if (E >= 0)
-    return {E + lat(PS, S), true};
-  return {startBound(PK, PS, Mb, 6) + P.cost(PK, PS) + lat(PS, S), false};
+    return {E + T.Lat[Id], true};
+  return {startBound(Pr, 6) + T.Cost[Pr] + T.Lat[Id], false};
 }
 
-double Greedy::startBound(JobKind K, int32_t S, int32_t Mb, int Depth) const {
-  double Own = Free[P.rankOf(S)];
-  if (Depth == 0)
-    return Own;
-  std::optional<Job> Prod = P.producerOf({K, Mb, S});
-  if (!Prod)
-    return Own;
-  int32_t PS = Prod->Stage;
-  JobKind PK = Prod->Kind;
-  double E = end(PK, PS, Mb);
-  if (E < 0)
-    E = startBound(PK, PS, Mb, Depth - 1) + P.cost(PK, PS);
-  return std::max(Own, E + lat(PS, S));
+double Greedy::startBound(int32_t Id, int Depth) const {
+  // The chain Id, its producer, ... up to Depth producers or the first one
+  // placed; then the bounds from its far end back.
+  int32_t Chain[8];
+  int N = 0;
+  Chain[N++] = Id;
+  for (int D = Depth; D > 0; --D) {
+    int32_t Pr = T.Prod[Chain[N - 1]];
+    if (Pr < 0)
+      break;
+    Chain[N++] = Pr;
+    if (End[Pr] >= 0)
+      break;
+  }
+  // Chain[N - 1] is placed (its end is known), has no producer, or is as far
+  // as the depth goes: its bound is its rank being free, or its end.
+  int32_t Far = Chain[N - 1];
+  bool Placed = N > 1 && End[Far] >= 0;
+  double E = Placed ? End[Far] : Free[T.Rank[Far]] + T.Cost[Far];
+  double Bound = Free[T.Rank[Far]];
+  for (int K = N - 2; K >= 0; --K) {
+    int32_t J = Chain[K];
+    Bound = std::max(Free[T.Rank[J]], E + T.Lat[J]);
+    E = Bound + T.Cost[J];
+  }
+  return Bound;
 }
 
 Decision Greedy::decide(int32_t R, bool KnownOnly) const {
@@ -298,6 +338,11 @@ bool Greedy::run(Order &Out) {
       if (St + 1 < S)
         Touched.push_back(P.rankOf(St + 1));
     }
+    // With several stages per rank the neighbours repeat (V: both stages
+    // of rank r border ranks r - 1 and r + 1); deciding again would give
+    // the same answer.
+    llvm::sort(Touched);
+    Touched.erase(std::unique(Touched.begin(), Touched.end()), Touched.end());
     for (int32_t R : Touched)
       Pending[R] = decide(R);
   }
@@ -308,6 +353,7 @@ bool Greedy::run(Order &Out) {
 
 std::optional<Result> greedyList(const Problem &P) {
   std::optional<Result> Best;
+  const JobTables Tables(P);
   // The full sweep is 13 warm-up rules x 4 slacks (x 2 chunk orders with
   // several stages per rank, x 2 in-flight counts); above 2000 jobs a coarser
   // grid so the list scheduler stays near linear time overall.
@@ -336,7 +382,7 @@ std::optional<Result> greedyList(const Problem &P) {
           for (auto [PatC, PatL] : Patiences) {
             Params Pa{K, Base, Slack, Later, ToLastF, PatC, PatL};
             Order O;
-            if (!Greedy(P, Pa).run(O))
+            if (!Greedy(P, Tables, Pa).run(O))
               continue;
             Evaluation E = evaluate(P, O);
             if (!E.Valid || E.MaxPeakMemory > P.MemoryLimit)

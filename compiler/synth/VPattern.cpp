@@ -31,6 +31,7 @@
 #include <algorithm>
 #include <array>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -43,32 +44,44 @@ using Pattern = std::array<int, 6>; // slots of F f B b W w, -1 = none
 using Rows = std::vector<std::string>;
 const char *const Notation = "FfBbWw";
 
-/// The job kind a slot character stands for (F f: forward, B b: input
-/// gradient, W w: weight gradient), or none for an empty slot.
-std::optional<JobKind> slotKind(char C) {
-  switch (C) {
-  case 'F':
-  case 'f':
-    return JobKind::F;
-  case 'B':
-  case 'b':
-    return JobKind::I;
-  case 'W':
-  case 'w':
-    return JobKind::W;
-  default:
-    return std::nullopt;
+/// What each slot character stands for: its index in Notation (F f B b W
+/// w), or -1 for an empty slot; and the memory a job of that slot adds, by
+/// the evaluator's rule. One table lookup per character: the rows are long
+/// and every step walks them.
+struct SlotTable {
+  int8_t Index[256];
+  int8_t Delta[256];
+};
+SlotTable makeSlotTable() {
+  SlotTable T;
+  for (int C = 0; C < 256; ++C) {
+    T.Index[C] = -1;
+    T.Delta[C] = 0;
   }
+  for (int I = 0; I < Period; ++I) {
+    auto C = static_cast<unsigned char>(Notation[I]);
+    T.Index[C] = int8_t(I);
+    // F f forward, B b input gradient, W w weight gradient.
+    T.Delta[C] = int8_t(memoryDelta(I < 2   ? JobKind::F
+                                    : I < 4 ? JobKind::I
+                                            : JobKind::W));
+  }
+  return T;
 }
+const SlotTable Slots = makeSlotTable();
+/// Notation index of a slot character (-1: empty).
+int slotIndex(char C) { return Slots.Index[static_cast<unsigned char>(C)]; }
 
 /// The largest per-rank peak of the rows, by the evaluator's memory rule.
 int peakMemory(const Rows &S) {
+  const int8_t *Delta = Slots.Delta;
   int64_t Max = 0;
   for (const std::string &Row : S) {
     int64_t Mem = 0;
-    for (char C : Row)
-      if (std::optional<JobKind> K = slotKind(C))
-        Max = std::max(Max, Mem += memoryDelta(*K));
+    for (char C : Row) {
+      Mem += Delta[static_cast<unsigned char>(C)];
+      Max = std::max(Max, Mem);
+    }
   }
   return int(Max);
 }
@@ -121,8 +134,9 @@ public:
   /// before the (costly) warmup and cooldown steps, which never lower the
   /// steady-state peak below what the limit allows... in practice; see
   /// docs/synthesis.md.
+  /// RawInOut: Out already holds buildRaw's rows of the same patterns.
   bool build(const std::vector<Pattern> &Pats, Rows &Out, int &Peak,
-             int64_t Limit);
+             int64_t Limit, bool RawInOut = false);
   /// The repeated patterns cut to M microbatches, without the warmup and
   /// cooldown rewrite (how the stdlib's V-Half and V-Min are built: the
   /// block order, idle slots squeezed out by timing).
@@ -142,6 +156,10 @@ private:
   bool cooldown(Rows &S);
 
   int P, M;
+  /// squeeze's buffers, kept across calls (the rows are long and the
+  /// search builds hundreds of candidates).
+  Rows Scratch;
+  std::vector<std::array<int, 6>> Idx;
 };
 
 void PatternSchedule::clearInvalid(Rows &S, int MM) {
@@ -297,13 +315,13 @@ bool PatternSchedule::warmup(Rows &S, int MM) {
 
 bool PatternSchedule::squeeze(Rows &S, int MM) {
   const int Len = int(S[0].size());
-  Rows Out(P, std::string(Len, ' '));
+  Rows &Out = Scratch;
+  Out.resize(P);
+  for (std::string &Row : Out)
+    Row.assign(size_t(Len), ' ');
   std::vector<std::array<int, 6>> Cnt(P, {0, 0, 0, 0, 0, 0});
-  std::vector<std::array<int, 6>> Idx(size_t(P) * MM);
-  for (auto &A : Idx)
-    A.fill(-1);
+  Idx.assign(size_t(P) * MM, {-1, -1, -1, -1, -1, -1});
   std::vector<int> StageIndex(P, 0);
-  auto Slot = [](char C) { return int(std::string_view("FfBbWw").find(C)); };
   for (int J = 0; J < Len; ++J)
     for (int Dir = 0; Dir < 2; ++Dir)
       for (int K = 0; K < P; ++K) {
@@ -314,7 +332,7 @@ bool PatternSchedule::squeeze(Rows &S, int MM) {
         bool Lower = Id == 'f' || Id == 'b' || Id == 'w';
         if ((Dir == 0) == Lower)
           continue;
-        int Sl = Slot(Id);
+        int Sl = slotIndex(Id);
         int C = Cnt[I][Sl];
         if (C >= MM)
           return false;
@@ -340,7 +358,7 @@ bool PatternSchedule::squeeze(Rows &S, int MM) {
         Idx[size_t(C) * P + I][Sl] = Index;
         StageIndex[I] = Index + 1;
       }
-  S = std::move(Out);
+  S.swap(Out);
   return true;
 }
 
@@ -437,16 +455,15 @@ bool PatternSchedule::cooldown(Rows &S) {
 /// microbatches, then blanks the slots of microbatches that do not exist.
 void PatternSchedule::repeatPatterns(const std::vector<Pattern> &Pats, Rows &S,
                                      int Mb) {
-  int Reps = 4 * P + Mb + 1;
-  S.assign(P, {});
+  const size_t Len = size_t(4 * P + Mb + 1) * Period;
+  S.resize(P);
   for (int I = 0; I < P; ++I) {
-    std::string One(Period, ' ');
+    std::string &Row = S[I];
+    Row.assign(Len, ' ');
     for (int V = 0; V < Period; ++V)
       if (Pats[I][V] >= 0)
-        One[Pats[I][V]] = Notation[V];
-    S[I].reserve(size_t(Reps) * Period);
-    for (int R = 0; R < Reps; ++R)
-      S[I] += One;
+        for (size_t J = size_t(Pats[I][V]); J < Len; J += Period)
+          Row[J] = Notation[V];
   }
   clearInvalid(S, Mb);
 }
@@ -456,9 +473,10 @@ void PatternSchedule::buildRaw(const std::vector<Pattern> &Pats, Rows &S) {
 }
 
 bool PatternSchedule::build(const std::vector<Pattern> &Pats, Rows &S,
-                            int &Peak, int64_t Limit) {
+                            int &Peak, int64_t Limit, bool RawInOut) {
   int MM = std::max(M, 2 * P);
-  repeatPatterns(Pats, S, MM);
+  if (!RawInOut || MM != M)
+    repeatPatterns(Pats, S, MM);
   int InitPeak = peakMemory(S);
   if (InitPeak > 2 * P || InitPeak > Limit)
     return false;
@@ -469,7 +487,7 @@ bool PatternSchedule::build(const std::vector<Pattern> &Pats, Rows &S,
     for (char &C : Row) {
       if (C == ' ')
         continue;
-      int Sl = int(std::string_view("FfBbWw").find(C));
+      int Sl = slotIndex(C);
       if (Cnt[Sl] >= M)
         C = ' ';
       else
@@ -493,7 +511,7 @@ Order toOrder(const Rows &S, int P) {
     for (char C : S[I]) {
       if (C == ' ')
         continue;
-      int Sl = int(std::string_view("FfBbWw").find(C));
+      int Sl = slotIndex(C);
       bool Chunk1 = C == 'f' || C == 'B' || C == 'W';
       int32_t Stage = Chunk1 ? 2 * P - 1 - I : I;
       JobKind K = (C == 'F' || C == 'f')   ? JobKind::F
@@ -527,6 +545,7 @@ std::optional<Result> vPatternSearch(const Problem &P) {
   int BestI0 = -1, BestI1 = -1, BestLen0 = -1;
   std::vector<Pattern> Whole;
   Rows S;
+  PatternSchedule PS(R, M);
   auto Offer = [&](Order &O, Evaluation &E, bool Raw, const Pattern &P0, int I0,
                    int I1, int Len0) {
     if (!E.Valid || E.MaxPeakMemory > P.MemoryLimit)
@@ -541,11 +560,18 @@ std::optional<Result> vPatternSearch(const Problem &P) {
     BestI1 = I1;
     BestLen0 = Len0;
   };
+  // Many (pattern, offsets, split) choices give the same rows (the second
+  // offset does not matter when the split is at the last rank, the second
+  // phase revisits the first's choices, ...): about two thirds of them at
+  // P >= 32. The result depends on the rows alone, and a repeat can never be
+  // strictly better than its first, so each is built once.
+  std::set<std::vector<Pattern>> Built;
   auto Try = [&](const Pattern &P0, int I0, int I1, int Len0) {
-    if (!wholePattern(P0, Offsets[I0], Offsets[I1], Len0, R, Whole))
+    if (!wholePattern(P0, Offsets[I0], Offsets[I1], Len0, R, Whole) ||
+        !Built.insert(Whole).second)
       return;
     {
-      PatternSchedule(R, M).buildRaw(Whole, S);
+      PS.buildRaw(Whole, S);
       if (peakMemory(S) <= P.MemoryLimit) {
         Order O = toOrder(S, R);
         Evaluation E = evaluate(P, O);
@@ -553,7 +579,7 @@ std::optional<Result> vPatternSearch(const Problem &P) {
       }
     }
     int Peak = 0;
-    if (!PatternSchedule(R, M).build(Whole, S, Peak, P.MemoryLimit) ||
+    if (!PS.build(Whole, S, Peak, P.MemoryLimit, /*RawInOut=*/true) ||
         Peak > P.MemoryLimit)
       return;
     Order O = toOrder(S, R);
