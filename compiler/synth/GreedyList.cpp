@@ -62,6 +62,46 @@ struct Params {
   double PatienceLatency = 0;
 };
 
+/// The ranks' pending starts, to find which rank goes next: the lowest
+/// rank whose start is not definitely after the earliest one (starts within
+/// the tolerance of the earliest tie, and ties go to the lowest rank). A
+/// tournament tree: O(log ranks) per change instead of a scan of every
+/// rank at each of the 3SM commits. Descending into the left child whenever
+/// its earliest start is not definitely after the overall earliest finds
+/// that rank, as "definitely after" only grows with the start.
+class StartTree {
+public:
+  explicit StartTree(int32_t Ranks) {
+    while (N < size_t(Ranks))
+      N *= 2;
+    T.assign(2 * N, Inf);
+  }
+  /// Rank R's pending start (Inf: nothing pending).
+  void set(int32_t R, double Start) {
+    size_t I = N + size_t(R);
+    T[I] = Start;
+    for (I /= 2; I >= 1; I /= 2)
+      T[I] = std::min(T[2 * I], T[2 * I + 1]);
+  }
+  /// The rank that goes next, or -1 if none has a start.
+  int32_t next() const {
+    const double Earliest = T[1];
+    if (Earliest == Inf)
+      return -1;
+    size_t I = 1;
+    while (I < N) {
+      // (An empty subtree, Inf, is within any tolerance of Inf: test it.)
+      double Left = T[2 * I];
+      I = Left == Inf || before(Earliest, Left) ? 2 * I + 1 : 2 * I;
+    }
+    return int32_t(I - N);
+  }
+
+private:
+  size_t N = 1;
+  std::vector<double> T;
+};
+
 struct Decision {
   bool Has = false;
   Job J;
@@ -304,16 +344,17 @@ bool Greedy::run(Order &Out) {
       std::reverse(L.begin(), L.end());
 
   std::vector<Decision> Pending(Ranks);
+  StartTree Starts(Ranks);
+  auto SetPending = [&](int32_t R, const Decision &D) {
+    Pending[R] = D;
+    Starts.set(R, D.Has ? D.Start : Inf);
+  };
   for (int32_t R = 0; R < Ranks; ++R)
-    Pending[R] = decide(R);
+    SetPending(R, decide(R));
   int64_t Left = P.numJobs();
   llvm::SmallVector<int32_t, 8> Touched;
   while (Left > 0) {
-    int32_t Best = -1;
-    for (int32_t R = 0; R < Ranks; ++R)
-      if (Pending[R].Has &&
-          (Best < 0 || before(Pending[R].Start, Pending[Best].Start)))
-        Best = R;
+    int32_t Best = Starts.next();
     if (Best < 0) {
       // Every rank waits for a job whose input is not placed yet, on lower
       // bounds that proved too hopeful: commit the earliest job whose input
@@ -321,7 +362,7 @@ bool Greedy::run(Order &Out) {
       for (int32_t R = 0; R < Ranks; ++R) {
         Decision D = decide(R, /*KnownOnly=*/true);
         if (D.Has && (Best < 0 || before(D.Start, Pending[Best].Start))) {
-          Pending[R] = D;
+          SetPending(R, D);
           Best = R;
         }
       }
@@ -344,7 +385,7 @@ bool Greedy::run(Order &Out) {
     llvm::sort(Touched);
     Touched.erase(std::unique(Touched.begin(), Touched.end()), Touched.end());
     for (int32_t R : Touched)
-      Pending[R] = decide(R);
+      SetPending(R, decide(R));
   }
   return true;
 }

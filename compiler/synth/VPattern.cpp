@@ -151,7 +151,8 @@ private:
   }
   void clearInvalid(Rows &S, int MM);
   void repeatPatterns(const std::vector<Pattern> &Pats, Rows &S, int Mb);
-  bool warmup(Rows &S, int MM);
+  /// Peak: peakMemory(S), which the caller has.
+  bool warmup(Rows &S, int MM, int Peak);
   bool squeeze(Rows &S, int MM);
   bool cooldown(Rows &S);
 
@@ -191,8 +192,8 @@ void PatternSchedule::clearInvalid(Rows &S, int MM) {
   }
 }
 
-bool PatternSchedule::warmup(Rows &S, int MM) {
-  int Peak = std::min(peakMemory(S), 2 * P);
+bool PatternSchedule::warmup(Rows &S, int MM, int Peak) {
+  Peak = std::min(Peak, 2 * P);
   std::vector<int> CntF(P), CntFF(P);
   for (int I = 0; I < P; ++I) {
     CntFF[I] = std::min({I + 1, Peak / 2, MM});
@@ -480,7 +481,7 @@ bool PatternSchedule::build(const std::vector<Pattern> &Pats, Rows &S,
   int InitPeak = peakMemory(S);
   if (InitPeak > 2 * P || InitPeak > Limit)
     return false;
-  if (!warmup(S, MM))
+  if (!warmup(S, MM, InitPeak))
     return false;
   for (std::string &Row : S) {
     int Cnt[6] = {};
