@@ -28,9 +28,12 @@
 //===----------------------------------------------------------------------===//
 #include "pps/synth/Algorithms.h"
 
+#include "Parallel.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <limits>
 
@@ -392,8 +395,7 @@ bool Greedy::run(Order &Out) {
 
 } // namespace
 
-std::optional<Result> greedyList(const Problem &P) {
-  std::optional<Result> Best;
+std::optional<Result> greedyList(const Problem &P, unsigned Threads) {
   const JobTables Tables(P);
   // The full sweep is 13 warm-up rules x 4 slacks (x 2 chunk orders with
   // several stages per rank, x 2 in-flight counts); above 2000 jobs a coarser
@@ -409,6 +411,7 @@ std::optional<Result> greedyList(const Problem &P) {
     Bases = {0, 2};
     Slacks = {0.0, 1e9};
   }
+  std::vector<Params> Variants;
   for (int K : {0, 1, 2, 3})
     for (int Base : Bases) {
       if (K == 0 && Base > 0)
@@ -420,28 +423,43 @@ std::optional<Result> greedyList(const Problem &P) {
             continue;
           if (Large && Mode != 2 && P.Stages != P.Ranks)
             continue; // large, several stages per rank: the best mode only
-          for (auto [PatC, PatL] : Patiences) {
-            Params Pa{K, Base, Slack, Later, ToLastF, PatC, PatL};
-            Order O;
-            if (!Greedy(P, Tables, Pa).run(O))
-              continue;
-            Evaluation E = evaluate(P, O);
-            if (!E.Valid || E.MaxPeakMemory > P.MemoryLimit)
-              continue;
-            if (!Best || better(E, Best->Eval, P.Goal))
-              Best =
-                  Result{std::move(O), std::move(E),
-                         fmt::format("greedy(k={},base={},slack={},{}{}{})", K,
-                                     Base, Slack >= 1e9 ? -1.0 : Slack,
-                                     Later ? "late-first" : "early-first",
-                                     ToLastF ? ",to-last-f" : "",
-                                     PatC + PatL > 0
-                                         ? fmt::format(",patience={}job+{}lat",
-                                                       PatC, PatL)
-                                         : "")};
-          }
+          for (auto [PatC, PatL] : Patiences)
+            Variants.push_back({K, Base, Slack, Later, ToLastF, PatC, PatL});
         }
     }
+  // The variants run in parallel and keep their figures; the best is taken
+  // in the order they are listed (as one at a time would) and run again
+  // for its order.
+  std::vector<std::optional<Evaluation>> Evals(Variants.size());
+  parallelFor(Variants.size(), searchThreads(Threads), [&](size_t V, unsigned) {
+    Order O;
+    if (!Greedy(P, Tables, Variants[V]).run(O))
+      return;
+    Evaluation E = evaluate(P, O);
+    if (E.Valid && E.MaxPeakMemory <= P.MemoryLimit)
+      Evals[V] = std::move(E);
+  });
+  int Win = -1;
+  for (size_t V = 0; V < Variants.size(); ++V)
+    if (Evals[V] && (Win < 0 || better(*Evals[V], *Evals[size_t(Win)], P.Goal)))
+      Win = int(V);
+  if (Win < 0)
+    return std::nullopt;
+  const Params &Pa = Variants[size_t(Win)];
+  Result Best;
+  bool Ran = Greedy(P, Tables, Pa).run(Best.Ord);
+  assert(Ran && "the winner runs as it did in the sweep");
+  (void)Ran;
+  Best.Eval = std::move(*Evals[size_t(Win)]);
+  Best.Algorithm =
+      fmt::format("greedy(k={},base={},slack={},{}{}{})", Pa.K, Pa.Base,
+                  Pa.SlackFrac >= 1e9 ? -1.0 : Pa.SlackFrac,
+                  Pa.PreferLaterChunkF ? "late-first" : "early-first",
+                  Pa.ToLastF ? ",to-last-f" : "",
+                  Pa.PatienceCost + Pa.PatienceLatency > 0
+                      ? fmt::format(",patience={}job+{}lat", Pa.PatienceCost,
+                                    Pa.PatienceLatency)
+                      : "");
   return Best;
 }
 

@@ -25,11 +25,14 @@
 //===----------------------------------------------------------------------===//
 #include "pps/synth/Algorithms.h"
 
+#include "Parallel.h"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>
+#include <cassert>
 #include <optional>
 #include <set>
 #include <string>
@@ -524,9 +527,36 @@ Order toOrder(const Rows &S, int P) {
   return O;
 }
 
+/// The orders of one candidate's rows, each with its evaluation: as
+/// repeated (Raw), when within the limit, and rewritten (warmup, squeeze,
+/// cooldown; repaired when it waits on itself), when every step holds and
+/// it stays within the limit. Take(Raw, Order, Evaluation) sees each.
+template <typename Sink>
+void candidateOrders(const Problem &P, const std::vector<Pattern> &Whole,
+                     PatternSchedule &PS, Rows &S, const Sink &Take) {
+  const int R = P.Ranks;
+  PS.buildRaw(Whole, S);
+  if (peakMemory(S) <= P.MemoryLimit) {
+    Order O = toOrder(S, R);
+    Evaluation E = evaluate(P, O);
+    Take(/*Raw=*/true, O, E);
+  }
+  int Peak = 0;
+  if (!PS.build(Whole, S, Peak, P.MemoryLimit, /*RawInOut=*/true) ||
+      Peak > P.MemoryLimit)
+    return;
+  Order O = toOrder(S, R);
+  Evaluation E = evaluate(P, O);
+  // The rewrite can leave an order that waits on itself at larger P;
+  // repair it with the fewest moves rather than drop the pattern.
+  if (!E.Valid && repairOrder(P, O, /*MaxMoves=*/8u * unsigned(R)))
+    E = evaluate(P, O);
+  Take(/*Raw=*/false, O, E);
+}
+
 } // namespace
 
-std::optional<Result> vPatternSearch(const Problem &P) {
+std::optional<Result> vPatternSearch(const Problem &P, unsigned Threads) {
   if (P.Place != ir::Placement::V || P.Stages != 2 * P.Ranks ||
       !P.validate().empty() || P.Ranks < 2)
     return std::nullopt;
@@ -542,55 +572,59 @@ std::optional<Result> vPatternSearch(const Problem &P) {
   std::vector<std::array<int, 4>> Offsets;
   for (int K = 1; K <= 5; ++K)
     Offsets.push_back({K, -1, K, -1});
-  std::optional<Result> Best;
-  int BestI0 = -1, BestI1 = -1, BestLen0 = -1;
+
+  // A candidate: the choices that name it and the rows they give.
+  struct Candidate {
+    Pattern P0;
+    int I0, I1, Len0;
+    std::vector<Pattern> Whole;
+    std::optional<Evaluation> Raw, Full;
+  };
+  // Many choices give the same rows (the second offset does not matter
+  // when the split is at the last rank, the second phase revisits the
+  // first's choices, ...): about two thirds of them at P >= 32. The result
+  // depends on the rows alone, and a repeat can never be strictly better
+  // than its first, so each is built once.
+  std::set<std::vector<Pattern>> Seen;
+  std::vector<Candidate> Cands;
   std::vector<Pattern> Whole;
-  Rows S;
-  PatternSchedule PS(R, M);
-  auto Offer = [&](Order &O, Evaluation &E, bool Raw, const Pattern &P0, int I0,
-                   int I1, int Len0) {
-    if (!E.Valid || E.MaxPeakMemory > P.MemoryLimit)
-      return;
-    if (Best && !better(E, Best->Eval, P.Goal))
-      return;
-    Best = Result{std::move(O), std::move(E),
-                  fmt::format("v-pattern{}(k0={},k1={},len0={},p0={})",
-                              Raw ? "-raw" : "", Offsets[I0][0], Offsets[I1][0],
-                              Len0, fmt::join(P0, ""))};
-    BestI0 = I0;
-    BestI1 = I1;
-    BestLen0 = Len0;
+  auto Add = [&](const Pattern &P0, int I0, int I1, int Len0) {
+    if (wholePattern(P0, Offsets[I0], Offsets[I1], Len0, R, Whole) &&
+        Seen.insert(Whole).second)
+      Cands.push_back({P0, I0, I1, Len0, Whole, std::nullopt, std::nullopt});
   };
-  // Many (pattern, offsets, split) choices give the same rows (the second
-  // offset does not matter when the split is at the last rank, the second
-  // phase revisits the first's choices, ...): about two thirds of them at
-  // P >= 32. The result depends on the rows alone, and a repeat can never be
-  // strictly better than its first, so each is built once.
-  std::set<std::vector<Pattern>> Built;
-  auto Try = [&](const Pattern &P0, int I0, int I1, int Len0) {
-    if (!wholePattern(P0, Offsets[I0], Offsets[I1], Len0, R, Whole) ||
-        !Built.insert(Whole).second)
-      return;
-    {
-      PS.buildRaw(Whole, S);
-      if (peakMemory(S) <= P.MemoryLimit) {
-        Order O = toOrder(S, R);
-        Evaluation E = evaluate(P, O);
-        Offer(O, E, /*Raw=*/true, P0, I0, I1, Len0);
+  // The candidates are built and timed in parallel (one PatternSchedule
+  // and row set per thread), then offered in the order they were listed:
+  // the same best as one at a time, whatever the threads.
+  const unsigned NT = searchThreads(Threads);
+  std::vector<PatternSchedule> Scratch(NT, PatternSchedule(R, M));
+  std::vector<Rows> ScratchRows(NT);
+  // The best so far: a candidate and which of its orders.
+  int BestCand = -1;
+  bool BestRaw = false;
+  auto Run = [&](size_t From) {
+    parallelFor(Cands.size() - From, NT, [&](size_t K, unsigned Wk) {
+      Candidate &C = Cands[From + K];
+      candidateOrders(P, C.Whole, Scratch[Wk], ScratchRows[Wk],
+                      [&](bool Raw, Order &, Evaluation &E) {
+                        (Raw ? C.Raw : C.Full) = std::move(E);
+                      });
+    });
+    for (size_t K = From; K < Cands.size(); ++K)
+      for (bool Raw : {true, false}) {
+        std::optional<Evaluation> &E = Raw ? Cands[K].Raw : Cands[K].Full;
+        if (!E || !E->Valid || E->MaxPeakMemory > P.MemoryLimit)
+          continue;
+        if (BestCand >= 0) {
+          const Candidate &B = Cands[size_t(BestCand)];
+          if (!better(*E, BestRaw ? *B.Raw : *B.Full, P.Goal))
+            continue;
+        }
+        BestCand = int(K);
+        BestRaw = Raw;
       }
-    }
-    int Peak = 0;
-    if (!PS.build(Whole, S, Peak, P.MemoryLimit, /*RawInOut=*/true) ||
-        Peak > P.MemoryLimit)
-      return;
-    Order O = toOrder(S, R);
-    Evaluation E = evaluate(P, O);
-    // The rewrite can leave an order that waits on itself at larger P;
-    // repair it with the fewest moves rather than drop the pattern.
-    if (!E.Valid && repairOrder(P, O, /*MaxMoves=*/8u * unsigned(R)))
-      E = evaluate(P, O);
-    Offer(O, E, /*Raw=*/false, P0, I0, I1, Len0);
   };
+
   const int NOff = int(Offsets.size());
   if (R <= 8) {
     // The paper's search: every pattern, offset pair and split point.
@@ -598,33 +632,52 @@ std::optional<Result> vPatternSearch(const Problem &P) {
       for (int I0 = 0; I0 < NOff; ++I0)
         for (int I1 = 0; I1 <= I0; ++I1)
           for (int Len0 = 1; Len0 < R; ++Len0)
-            Try(P0, I0, I1, Len0);
-    return Best;
+            Add(P0, I0, I1, Len0);
+    Run(0);
+  } else {
+    // Larger P: the same space in two phases, so P = 32 stays near a
+    // second. First every pattern and first offset, with the second offset
+    // at 1 (the usual winner in the exhaustive searches, P <= 16) or equal
+    // to the first (V-Half's shape), at four split points; then every
+    // pattern and offset pair at split points around the best.
+    llvm::SmallVector<int, 8> Coarse;
+    for (int L : {1, R / 2 - 1, R / 2, R - 1})
+      if (L >= 1 && L < R && llvm::find(Coarse, L) == Coarse.end())
+        Coarse.push_back(L);
+    for (const Pattern &P0 : Patterns)
+      for (int I0 = 0; I0 < NOff; ++I0)
+        for (int Len0 : Coarse) {
+          Add(P0, I0, 0, Len0);
+          if (I0 != 0)
+            Add(P0, I0, I0, Len0); // one offset throughout (V-Half's shape)
+        }
+    Run(0);
+    if (BestCand >= 0) {
+      const int L = Cands[size_t(BestCand)].Len0;
+      const int I1 = Cands[size_t(BestCand)].I1;
+      size_t Phase2 = Cands.size();
+      for (const Pattern &P0 : Patterns)
+        for (int I0 = 0; I0 < NOff; ++I0)
+          for (int Len0 = std::max(1, L - 3); Len0 <= std::min(R - 1, L + 3);
+               ++Len0)
+            Add(P0, I0, I1, Len0);
+      Run(Phase2);
+    }
   }
-  // Larger P: the same space in two phases, so P = 32 stays near a second.
-  // First every pattern and first offset, with the second offset at 1 (the
-  // usual winner in the exhaustive searches, P <= 16) or equal to the first
-  // (V-Half's shape), at four split points;
-  // then every pattern and offset pair at split points around the best.
-  llvm::SmallVector<int, 8> Coarse;
-  for (int L : {1, R / 2 - 1, R / 2, R - 1})
-    if (L >= 1 && L < R && llvm::find(Coarse, L) == Coarse.end())
-      Coarse.push_back(L);
-  for (const Pattern &P0 : Patterns)
-    for (int I0 = 0; I0 < NOff; ++I0)
-      for (int Len0 : Coarse) {
-        Try(P0, I0, 0, Len0);
-        if (I0 != 0)
-          Try(P0, I0, I0, Len0); // one offset throughout (V-Half's shape)
-      }
-  if (!Best)
-    return Best;
-  int L = BestLen0;
-  for (const Pattern &P0 : Patterns)
-    for (int I0 = 0; I0 < NOff; ++I0)
-      for (int Len0 = std::max(1, L - 3); Len0 <= std::min(R - 1, L + 3);
-           ++Len0)
-        Try(P0, I0, BestI1, Len0);
+  if (BestCand < 0)
+    return std::nullopt;
+  // The winner's order, built again (the search kept figures only).
+  const Candidate &B = Cands[size_t(BestCand)];
+  std::optional<Result> Best;
+  candidateOrders(P, B.Whole, Scratch[0], ScratchRows[0],
+                  [&](bool Raw, Order &O, Evaluation &E) {
+                    if (Raw == BestRaw)
+                      Best = Result{std::move(O), std::move(E), ""};
+                  });
+  assert(Best && "the winner builds as it did in the search");
+  Best->Algorithm = fmt::format("v-pattern{}(k0={},k1={},len0={},p0={})",
+                                BestRaw ? "-raw" : "", Offsets[B.I0][0],
+                                Offsets[B.I1][0], B.Len0, fmt::join(B.P0, ""));
   return Best;
 }
 
