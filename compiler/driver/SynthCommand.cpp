@@ -83,6 +83,12 @@ static cl::opt<std::string> ObjectiveOpt(
              "report)"),
     cl::value_desc("makespan|span"), cl::init("makespan"), cl::sub(SynthCmd),
     cl::cat(opts::Category));
+static cl::opt<unsigned> ThreadsOpt(
+    "threads",
+    cl::desc("Threads the search may use (default 0: one per core, at most "
+             "4); the schedule found is the same for any number"),
+    cl::value_desc("N"), cl::init(0), cl::sub(SynthCmd),
+    cl::cat(opts::Category));
 static cl::opt<bool> NoExact("no-exact",
                              cl::desc("Do not run the exact search (it runs "
                                       "when ranks <= 4, microbatches <= 8)"),
@@ -291,6 +297,10 @@ static int runSynth() {
   auto T0 = std::chrono::steady_clock::now();
   synth::SynthOptions SO;
   SO.UseExact = !NoExact;
+  if (ThreadsOpt > 64)
+    return S.usage(fmt::format("--threads must be at most 64, got {}",
+                               ThreadsOpt.getValue()));
+  SO.Threads = ThreadsOpt;
   if (ObjectiveOpt != "makespan" && ObjectiveOpt != "span")
     return S.usage(fmt::format("--objective must be makespan or span, got '{}'",
                                ObjectiveOpt.getValue()));
@@ -367,7 +377,7 @@ static int runSynth() {
         P.Goal = synth::Objective::Span;
     // What the synth pass does, keeping the result's figures.
     synth::Result R;
-    if (!synth::runSynthRequest(Sched, S.Diags, &R)) {
+    if (!synth::runSynthRequest(Sched, S.Diags, &R, SO.Threads)) {
       S.flushDiagnostics();
       return ExitDiagnostics;
     }

@@ -110,12 +110,6 @@ std::string fnDoc(const Analysis &A, const ast::FnDecl &F) {
   return Doc;
 }
 
-/// Source text may hold malformed UTF-8 (a cut signature, say): JSON
-/// strings must not.
-std::string utf8(std::string S) {
-  return llvm::json::isUTF8(S) ? S : llvm::json::fixUTF8(S);
-}
-
 llvm::json::Value markdown(std::string Value) {
   return llvm::json::Object{{"kind", "markdown"},
                             {"value", utf8(std::move(Value))}};

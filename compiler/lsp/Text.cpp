@@ -51,6 +51,12 @@ static std::pair<size_t, size_t> step(llvm::StringRef S, size_t I) {
   return {Len, Len == 4 ? 2 : 1};
 }
 
+std::string utf8(std::string S) {
+  if (llvm::json::isUTF8(S))
+    return S;
+  return llvm::json::fixUTF8(S);
+}
+
 size_t utf16Length(llvm::StringRef S) {
   size_t Units = 0;
   for (size_t I = 0; I < S.size();) {

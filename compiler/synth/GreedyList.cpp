@@ -28,9 +28,12 @@
 //===----------------------------------------------------------------------===//
 #include "pps/synth/Algorithms.h"
 
+#include "Parallel.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <limits>
 
@@ -62,15 +65,83 @@ struct Params {
   double PatienceLatency = 0;
 };
 
+/// The ranks' pending starts, to find which rank goes next: the lowest
+/// rank whose start is not definitely after the earliest one (starts within
+/// the tolerance of the earliest tie, and ties go to the lowest rank). A
+/// tournament tree: O(log ranks) per change instead of a scan of every
+/// rank at each of the 3SM commits. Descending into the left child whenever
+/// its earliest start is not definitely after the overall earliest finds
+/// that rank, as "definitely after" only grows with the start.
+class StartTree {
+public:
+  explicit StartTree(int32_t Ranks) {
+    while (N < size_t(Ranks))
+      N *= 2;
+    T.assign(2 * N, Inf);
+  }
+  /// Rank R's pending start (Inf: nothing pending).
+  void set(int32_t R, double Start) {
+    size_t I = N + size_t(R);
+    T[I] = Start;
+    for (I /= 2; I >= 1; I /= 2)
+      T[I] = std::min(T[2 * I], T[2 * I + 1]);
+  }
+  /// The rank that goes next, or -1 if none has a start.
+  int32_t next() const {
+    const double Earliest = T[1];
+    if (Earliest == Inf)
+      return -1;
+    size_t I = 1;
+    while (I < N) {
+      // (An empty subtree, Inf, is within any tolerance of Inf: test it.)
+      double Left = T[2 * I];
+      I = Left == Inf || before(Earliest, Left) ? 2 * I + 1 : 2 * I;
+    }
+    return int32_t(I - N);
+  }
+
+private:
+  size_t N = 1;
+  std::vector<double> T;
+};
+
 struct Decision {
   bool Has = false;
   Job J;
   double Start = Inf;
 };
 
+/// Per job (by Problem::index), what the start bounds ask along producer
+/// chains: its producer (-1: none), its rank, its cost, and the latency
+/// from its producer to it. The same for every run of the sweep.
+struct JobTables {
+  std::vector<int32_t> Prod, Rank;
+  std::vector<double> Cost, Lat;
+
+  explicit JobTables(const Problem &P) {
+    const int32_t N = P.numJobs();
+    Prod.assign(N, -1);
+    Rank.assign(N, 0);
+    Cost.assign(N, 0.0);
+    Lat.assign(N, 0.0);
+    for (JobKind K : {JobKind::F, JobKind::I, JobKind::W})
+      for (int32_t S = 0; S < P.Stages; ++S)
+        for (int32_t Mb = 0; Mb < P.Microbatches; ++Mb) {
+          int32_t Id = P.index(K, S, Mb);
+          Rank[Id] = P.rankOf(S);
+          Cost[Id] = P.cost(K, S);
+          if (std::optional<Job> Pr = P.producerOf({K, Mb, S})) {
+            Prod[Id] = P.index(Pr->Kind, Pr->Stage, Pr->Mb);
+            Lat[Id] = P.rankOf(Pr->Stage) != Rank[Id] ? P.Latency : 0.0;
+          }
+        }
+  }
+};
+
 class Greedy {
 public:
-  Greedy(const Problem &P, const Params &Pa) : P(P), Pa(Pa) {}
+  Greedy(const Problem &P, const JobTables &T, const Params &Pa)
+      : P(P), T(T), Pa(Pa) {}
 
   bool run(Order &Out);
 
@@ -78,17 +149,17 @@ private:
   double end(JobKind K, int32_t S, int32_t Mb) const {
     return End[P.index(K, S, Mb)];
   }
-  double lat(int32_t From, int32_t To) const {
-    return P.rankOf(From) != P.rankOf(To) ? P.Latency : 0.0;
-  }
   /// Arrival of a job's input: known (true) or a lower bound (false).
   std::pair<double, bool> arrival(JobKind K, int32_t S, int32_t Mb) const;
-  /// A lower bound on when a job not yet placed can start.
-  double startBound(JobKind K, int32_t S, int32_t Mb, int Depth) const;
+  /// A lower bound on when job Id, not yet placed, can start: no earlier
+  /// than its rank is free, nor than its producer can end (following up to
+  /// Depth producers that are not placed either).
+  double startBound(int32_t Id, int Depth) const;
   Decision decide(int32_t R, bool KnownOnly = false) const;
   void commit(int32_t R, const Decision &D);
 
   const Problem &P;
+  const JobTables &T;
   Params Pa;
   std::vector<double> End;
   std::vector<int32_t> NF, NI, NW;
@@ -102,30 +173,42 @@ private:
 
 std::pair<double, bool> Greedy::arrival(JobKind K, int32_t S,
                                         int32_t Mb) const {
-  std::optional<Job> Prod = P.producerOf({K, Mb, S});
-  if (!Prod)
+  int32_t Id = P.index(K, S, Mb);
+  int32_t Pr = T.Prod[Id];
+  if (Pr < 0)
     return {0.0, true};
-  int32_t PS = Prod->Stage;
-  JobKind PK = Prod->Kind;
-  double E = end(PK, PS, Mb);
+  double E = End[Pr];
   if (E >= 0)
-    return {E + lat(PS, S), true};
-  return {startBound(PK, PS, Mb, 6) + P.cost(PK, PS) + lat(PS, S), false};
+    return {E + T.Lat[Id], true};
+  return {startBound(Pr, 6) + T.Cost[Pr] + T.Lat[Id], false};
 }
 
-double Greedy::startBound(JobKind K, int32_t S, int32_t Mb, int Depth) const {
-  double Own = Free[P.rankOf(S)];
-  if (Depth == 0)
-    return Own;
-  std::optional<Job> Prod = P.producerOf({K, Mb, S});
-  if (!Prod)
-    return Own;
-  int32_t PS = Prod->Stage;
-  JobKind PK = Prod->Kind;
-  double E = end(PK, PS, Mb);
-  if (E < 0)
-    E = startBound(PK, PS, Mb, Depth - 1) + P.cost(PK, PS);
-  return std::max(Own, E + lat(PS, S));
+double Greedy::startBound(int32_t Id, int Depth) const {
+  // The chain Id, its producer, ... up to Depth producers or the first one
+  // placed; then the bounds from its far end back.
+  int32_t Chain[8];
+  int N = 0;
+  Chain[N++] = Id;
+  for (int D = Depth; D > 0; --D) {
+    int32_t Pr = T.Prod[Chain[N - 1]];
+    if (Pr < 0)
+      break;
+    Chain[N++] = Pr;
+    if (End[Pr] >= 0)
+      break;
+  }
+  // Chain[N - 1] is placed (its end is known), has no producer, or is as far
+  // as the depth goes: its bound is its rank being free, or its end.
+  int32_t Far = Chain[N - 1];
+  bool Placed = N > 1 && End[Far] >= 0;
+  double E = Placed ? End[Far] : Free[T.Rank[Far]] + T.Cost[Far];
+  double Bound = Free[T.Rank[Far]];
+  for (int K = N - 2; K >= 0; --K) {
+    int32_t J = Chain[K];
+    Bound = std::max(Free[T.Rank[J]], E + T.Lat[J]);
+    E = Bound + T.Cost[J];
+  }
+  return Bound;
 }
 
 Decision Greedy::decide(int32_t R, bool KnownOnly) const {
@@ -264,16 +347,17 @@ bool Greedy::run(Order &Out) {
       std::reverse(L.begin(), L.end());
 
   std::vector<Decision> Pending(Ranks);
+  StartTree Starts(Ranks);
+  auto SetPending = [&](int32_t R, const Decision &D) {
+    Pending[R] = D;
+    Starts.set(R, D.Has ? D.Start : Inf);
+  };
   for (int32_t R = 0; R < Ranks; ++R)
-    Pending[R] = decide(R);
+    SetPending(R, decide(R));
   int64_t Left = P.numJobs();
   llvm::SmallVector<int32_t, 8> Touched;
   while (Left > 0) {
-    int32_t Best = -1;
-    for (int32_t R = 0; R < Ranks; ++R)
-      if (Pending[R].Has &&
-          (Best < 0 || before(Pending[R].Start, Pending[Best].Start)))
-        Best = R;
+    int32_t Best = Starts.next();
     if (Best < 0) {
       // Every rank waits for a job whose input is not placed yet, on lower
       // bounds that proved too hopeful: commit the earliest job whose input
@@ -281,7 +365,7 @@ bool Greedy::run(Order &Out) {
       for (int32_t R = 0; R < Ranks; ++R) {
         Decision D = decide(R, /*KnownOnly=*/true);
         if (D.Has && (Best < 0 || before(D.Start, Pending[Best].Start))) {
-          Pending[R] = D;
+          SetPending(R, D);
           Best = R;
         }
       }
@@ -298,16 +382,21 @@ bool Greedy::run(Order &Out) {
       if (St + 1 < S)
         Touched.push_back(P.rankOf(St + 1));
     }
+    // With several stages per rank the neighbours repeat (V: both stages
+    // of rank r border ranks r - 1 and r + 1); deciding again would give
+    // the same answer.
+    llvm::sort(Touched);
+    Touched.erase(std::unique(Touched.begin(), Touched.end()), Touched.end());
     for (int32_t R : Touched)
-      Pending[R] = decide(R);
+      SetPending(R, decide(R));
   }
   return true;
 }
 
 } // namespace
 
-std::optional<Result> greedyList(const Problem &P) {
-  std::optional<Result> Best;
+std::optional<Result> greedyList(const Problem &P, unsigned Threads) {
+  const JobTables Tables(P);
   // The full sweep is 13 warm-up rules x 4 slacks (x 2 chunk orders with
   // several stages per rank, x 2 in-flight counts); above 2000 jobs a coarser
   // grid so the list scheduler stays near linear time overall.
@@ -322,6 +411,7 @@ std::optional<Result> greedyList(const Problem &P) {
     Bases = {0, 2};
     Slacks = {0.0, 1e9};
   }
+  std::vector<Params> Variants;
   for (int K : {0, 1, 2, 3})
     for (int Base : Bases) {
       if (K == 0 && Base > 0)
@@ -333,28 +423,43 @@ std::optional<Result> greedyList(const Problem &P) {
             continue;
           if (Large && Mode != 2 && P.Stages != P.Ranks)
             continue; // large, several stages per rank: the best mode only
-          for (auto [PatC, PatL] : Patiences) {
-            Params Pa{K, Base, Slack, Later, ToLastF, PatC, PatL};
-            Order O;
-            if (!Greedy(P, Pa).run(O))
-              continue;
-            Evaluation E = evaluate(P, O);
-            if (!E.Valid || E.MaxPeakMemory > P.MemoryLimit)
-              continue;
-            if (!Best || better(E, Best->Eval, P.Goal))
-              Best =
-                  Result{std::move(O), std::move(E),
-                         fmt::format("greedy(k={},base={},slack={},{}{}{})", K,
-                                     Base, Slack >= 1e9 ? -1.0 : Slack,
-                                     Later ? "late-first" : "early-first",
-                                     ToLastF ? ",to-last-f" : "",
-                                     PatC + PatL > 0
-                                         ? fmt::format(",patience={}job+{}lat",
-                                                       PatC, PatL)
-                                         : "")};
-          }
+          for (auto [PatC, PatL] : Patiences)
+            Variants.push_back({K, Base, Slack, Later, ToLastF, PatC, PatL});
         }
     }
+  // The variants run in parallel and keep their figures; the best is taken
+  // in the order they are listed (as one at a time would) and run again
+  // for its order.
+  std::vector<std::optional<Evaluation>> Evals(Variants.size());
+  parallelFor(Variants.size(), searchThreads(Threads), [&](size_t V, unsigned) {
+    Order O;
+    if (!Greedy(P, Tables, Variants[V]).run(O))
+      return;
+    Evaluation E = evaluate(P, O);
+    if (E.Valid && E.MaxPeakMemory <= P.MemoryLimit)
+      Evals[V] = std::move(E);
+  });
+  int Win = -1;
+  for (size_t V = 0; V < Variants.size(); ++V)
+    if (Evals[V] && (Win < 0 || better(*Evals[V], *Evals[size_t(Win)], P.Goal)))
+      Win = int(V);
+  if (Win < 0)
+    return std::nullopt;
+  const Params &Pa = Variants[size_t(Win)];
+  Result Best;
+  bool Ran = Greedy(P, Tables, Pa).run(Best.Ord);
+  assert(Ran && "the winner runs as it did in the sweep");
+  (void)Ran;
+  Best.Eval = std::move(*Evals[size_t(Win)]);
+  Best.Algorithm =
+      fmt::format("greedy(k={},base={},slack={},{}{}{})", Pa.K, Pa.Base,
+                  Pa.SlackFrac >= 1e9 ? -1.0 : Pa.SlackFrac,
+                  Pa.PreferLaterChunkF ? "late-first" : "early-first",
+                  Pa.ToLastF ? ",to-last-f" : "",
+                  Pa.PatienceCost + Pa.PatienceLatency > 0
+                      ? fmt::format(",patience={}job+{}lat", Pa.PatienceCost,
+                                    Pa.PatienceLatency)
+                      : "");
   return Best;
 }
 

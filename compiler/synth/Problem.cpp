@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 namespace pps::synth {
 
@@ -286,80 +287,164 @@ unsigned fillGaps(const Problem &P, Order &O) {
 }
 
 bool repairOrder(const Problem &P, Order &O, unsigned MaxMoves) {
+  // The order is run as the evaluator runs it; when every rank is stuck the
+  // earliest job that could run is moved to the head of its rank's rest.
+  // A moved job runs at once and the rest keep their relative order, so a
+  // rank's final order is the order its jobs ran in, and each job keeps its
+  // original position as a key: "earliest" compares keys. What is ready is
+  // kept up to date as jobs finish (each job has at most two consumers), so
+  // a move costs a heap operation instead of a scan of every rank's rest;
+  // only an F must scan, for the memory it would add, up to the first ready
+  // F that fits. The result is the one the scanning rule gives
+  // (tests/unit/synth/RepairTest.cpp holds it against that rule).
   const int32_t N = P.numJobs();
-  unsigned Moves = 0;
   if (int32_t(O.Ranks.size()) != P.Ranks)
     return false;
-  std::vector<uint8_t> Seen(N, 0), Done(N, 0);
+  std::vector<uint8_t> Seen(N, 0);
+  // Per job: its rank and its position there.
+  std::vector<int32_t> RankOf(N), Key(N);
   size_t Total = 0;
   for (int32_t R = 0; R < P.Ranks; ++R) {
-    for (const Job &J : O.Ranks[R]) {
+    const std::vector<Job> &Jobs = O.Ranks[R];
+    for (size_t K = 0; K < Jobs.size(); ++K) {
+      const Job &J = Jobs[K];
       if (J.Stage < 0 || J.Stage >= P.Stages || J.Mb < 0 ||
           J.Mb >= P.Microbatches || P.rankOf(J.Stage) != R)
         return false;
-      if (Seen[P.index(J.Kind, J.Stage, J.Mb)]++)
+      int32_t Id = P.index(J.Kind, J.Stage, J.Mb);
+      if (Seen[Id]++)
         return false;
+      RankOf[Id] = R;
+      Key[Id] = int32_t(K);
     }
-    Total += O.Ranks[R].size();
+    Total += Jobs.size();
   }
   if (Total != size_t(N))
     return false;
-  // Each job's producer (a dense index, -1 for none), found once: the
-  // scans below ask again for every job after each move.
-  std::vector<int32_t> ProdOf(N, -1);
+  // Producers, and consumers in compressed rows.
+  std::vector<int32_t> ProdOf(N, -1), ConsStart(N + 1, 0), Cons;
   for (int32_t K = 0; K < 3; ++K)
     for (int32_t St = 0; St < P.Stages; ++St)
       for (int32_t Mb = 0; Mb < P.Microbatches; ++Mb)
         ProdOf[P.index(JobKind(K), St, Mb)] =
             producerOf(P, Job{JobKind(K), Mb, St});
-  auto Ready = [&](const Job &J) {
-    int32_t Prod = ProdOf[P.index(J.Kind, J.Stage, J.Mb)];
-    return Prod < 0 || Done[Prod];
+  for (int32_t Id = 0; Id < N; ++Id)
+    if (ProdOf[Id] >= 0)
+      ++ConsStart[ProdOf[Id] + 1];
+  for (int32_t Id = 0; Id < N; ++Id)
+    ConsStart[Id + 1] += ConsStart[Id];
+  Cons.resize(size_t(ConsStart[N]));
+  {
+    std::vector<int32_t> Fill(ConsStart.begin(), ConsStart.end() - 1);
+    for (int32_t Id = 0; Id < N; ++Id)
+      if (ProdOf[Id] >= 0)
+        Cons[size_t(Fill[ProdOf[Id]]++)] = Id;
+  }
+  std::vector<uint8_t> Done(N, 0);
+  auto Ready = [&](int32_t Id) { return ProdOf[Id] < 0 || Done[ProdOf[Id]]; };
+  auto IdOf = [&](const Job &J) { return P.index(J.Kind, J.Stage, J.Mb); };
+  // Per rank: the first position not run yet, the memory held when the jobs
+  // before it ran, what ran in order, and the ready jobs not run yet, by
+  // key (min-heaps; entries that ran since are dropped when seen).
+  using Heap = std::vector<int32_t>;
+  const auto ByKey = std::greater<int32_t>();
+  std::vector<size_t> Cur(P.Ranks, 0);
+  std::vector<int64_t> MemAt(P.Ranks, 0);
+  std::vector<std::vector<Job>> Ran(P.Ranks);
+  std::vector<Heap> ReadyBack(P.Ranks), ReadyF(P.Ranks);
+  auto PushReady = [&](int32_t Id) {
+    int32_t R = RankOf[Id];
+    Heap &H = O.Ranks[R][size_t(Key[Id])].Kind == JobKind::F ? ReadyF[R]
+                                                             : ReadyBack[R];
+    H.push_back(Key[Id]);
+    std::push_heap(H.begin(), H.end(), ByKey);
   };
-  std::vector<size_t> Ptr(P.Ranks, 0);
-  // Memory after each rank's jobs before Ptr (moves never reorder those).
-  std::vector<int64_t> MemAtPtr(P.Ranks, 0);
+  auto Top = [&](int32_t R, Heap &H) -> int32_t {
+    while (!H.empty() && Done[IdOf(O.Ranks[R][size_t(H.front())])]) {
+      std::pop_heap(H.begin(), H.end(), ByKey);
+      H.pop_back();
+    }
+    return H.empty() ? -1 : H.front();
+  };
+  std::vector<int32_t> Work; // ranks to advance
+  auto Run = [&](int32_t Id) {
+    int32_t R = RankOf[Id];
+    const Job &J = O.Ranks[R][size_t(Key[Id])];
+    Done[Id] = 1;
+    Ran[R].push_back(J);
+    MemAt[R] += memoryDelta(J.Kind);
+    for (int32_t C = ConsStart[Id]; C < ConsStart[Id + 1]; ++C) {
+      PushReady(Cons[size_t(C)]);
+      Work.push_back(RankOf[Cons[size_t(C)]]);
+    }
+  };
+  for (int32_t Id = 0; Id < N; ++Id)
+    if (ProdOf[Id] < 0)
+      PushReady(Id);
+  for (int32_t R = 0; R < P.Ranks; ++R)
+    Work.push_back(R);
   size_t Finished = 0;
-  while (Finished < Total) {
-    bool Progress = false;
-    for (int32_t R = 0; R < P.Ranks; ++R) {
-      std::vector<Job> &Jobs = O.Ranks[R];
-      while (Ptr[R] < Jobs.size() && Ready(Jobs[Ptr[R]])) {
-        const Job &J = Jobs[Ptr[R]++];
-        Done[P.index(J.Kind, J.Stage, J.Mb)] = 1;
-        MemAtPtr[R] += memoryDelta(J.Kind);
+  unsigned Moves = 0;
+  while (true) {
+    // Run every rank as far as it goes; the point where all are stuck does
+    // not depend on the order the ranks are visited in.
+    while (!Work.empty()) {
+      int32_t R = Work.back();
+      Work.pop_back();
+      const std::vector<Job> &Jobs = O.Ranks[R];
+      while (Cur[R] < Jobs.size()) {
+        int32_t Id = IdOf(Jobs[Cur[R]]);
+        if (Done[Id]) { // moved ahead earlier
+          ++Cur[R];
+          continue;
+        }
+        if (!Ready(Id))
+          break;
+        ++Cur[R];
+        Run(Id);
         ++Finished;
-        Progress = true;
       }
     }
-    if (Progress)
-      continue;
-    // Every rank is stuck: pull the earliest runnable job forward.
+    if (Finished == Total)
+      break;
+    // Every rank is stuck: pull the earliest runnable job forward, an I or
+    // W on the lowest rank that has one, else an F the memory limit allows.
     if (Moves++ >= MaxMoves)
       return false;
-    bool Moved = false;
-    for (int Pass = 0; Pass < 2 && !Moved; ++Pass)
-      for (int32_t R = 0; R < P.Ranks && !Moved; ++R) {
-        std::vector<Job> &Jobs = O.Ranks[R];
-        int64_t Mem = MemAtPtr[R];
-        int64_t Peak = Mem;
-        for (size_t K = Ptr[R]; K < Jobs.size(); ++K) {
-          const Job &J = Jobs[K];
-          bool IsF = J.Kind == JobKind::F;
-          if ((Pass == 1) == IsF && Ready(J) &&
-              (!IsF || Peak + memoryDelta(J.Kind) <= P.MemoryLimit)) {
-            std::rotate(Jobs.begin() + Ptr[R], Jobs.begin() + K,
-                        Jobs.begin() + K + 1);
-            Moved = true;
-            break;
-          }
-          Mem += memoryDelta(J.Kind);
-          Peak = std::max(Peak, Mem);
+    int32_t Move = -1;
+    for (int32_t R = 0; R < P.Ranks && Move < 0; ++R)
+      if (int32_t K = Top(R, ReadyBack[R]); K >= 0)
+        Move = IdOf(O.Ranks[R][size_t(K)]);
+    for (int32_t R = 0; R < P.Ranks && Move < 0; ++R) {
+      if (Top(R, ReadyF[R]) < 0)
+        continue;
+      // The memory before each of the rank's jobs not run yet, in order, up
+      // to the first ready F that fits; the peak only grows along the way.
+      const std::vector<Job> &Jobs = O.Ranks[R];
+      int64_t Mem = MemAt[R], Peak = Mem;
+      for (size_t K = Cur[R]; K < Jobs.size(); ++K) {
+        int32_t Id = IdOf(Jobs[K]);
+        if (Done[Id])
+          continue;
+        if (Jobs[K].Kind == JobKind::F && Ready(Id) &&
+            Peak + memoryDelta(JobKind::F) <= P.MemoryLimit) {
+          Move = Id;
+          break;
         }
+        if (Peak + memoryDelta(JobKind::F) > P.MemoryLimit)
+          break; // no later F fits either
+        Mem += memoryDelta(Jobs[K].Kind);
+        Peak = std::max(Peak, Mem);
       }
-    if (!Moved)
+    }
+    if (Move < 0)
       return false;
+    Run(Move);
+    ++Finished;
+    Work.push_back(RankOf[Move]);
   }
+  for (int32_t R = 0; R < P.Ranks; ++R)
+    O.Ranks[R] = std::move(Ran[R]);
   return true;
 }
 

@@ -25,7 +25,8 @@ void SynthPass::run(ir::Schedule &S, passes::PassContext &Ctx) {
 
 } // namespace
 
-bool runSynthRequest(ir::Schedule &S, DiagnosticEngine &Diags, Result *Out) {
+bool runSynthRequest(ir::Schedule &S, DiagnosticEngine &Diags, Result *Out,
+                     unsigned Threads) {
   if (!S.Synth)
     return true;
   const ir::SynthRequest &Req = *S.Synth;
@@ -43,6 +44,7 @@ bool runSynthRequest(ir::Schedule &S, DiagnosticEngine &Diags, Result *Out) {
     return false;
   }
   SynthOptions Opts;
+  Opts.Threads = Threads;
   Objective Goal = Objective::Makespan;
   for (const auto &[Name, Value] : Req.Args) {
     if (Name == "exact") {

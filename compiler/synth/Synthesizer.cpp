@@ -86,9 +86,10 @@ std::optional<Result> synthesize(const Problem &P, const SynthOptions &Opts,
     const double LB = objectiveLowerBound(P);
     for (int Alg = 0; Alg < 2; ++Alg) {
       std::optional<Result> R =
-          Alg == 0 ? greedyList(P)
-                   : (P.Place == ir::Placement::V ? vPatternSearch(P)
-                                                  : std::nullopt);
+          Alg == 0
+              ? greedyList(P, Opts.Threads)
+              : (P.Place == ir::Placement::V ? vPatternSearch(P, Opts.Threads)
+                                             : std::nullopt);
       if (R && objectiveValue(R->Eval, P.Goal) > LB + 1e-9 &&
           P.numJobs() <= 3000)
         improveBySwaps(P, *R, /*MaxEvals=*/20000);

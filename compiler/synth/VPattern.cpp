@@ -25,12 +25,16 @@
 //===----------------------------------------------------------------------===//
 #include "pps/synth/Algorithms.h"
 
+#include "Parallel.h"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>
+#include <cassert>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -43,32 +47,44 @@ using Pattern = std::array<int, 6>; // slots of F f B b W w, -1 = none
 using Rows = std::vector<std::string>;
 const char *const Notation = "FfBbWw";
 
-/// The job kind a slot character stands for (F f: forward, B b: input
-/// gradient, W w: weight gradient), or none for an empty slot.
-std::optional<JobKind> slotKind(char C) {
-  switch (C) {
-  case 'F':
-  case 'f':
-    return JobKind::F;
-  case 'B':
-  case 'b':
-    return JobKind::I;
-  case 'W':
-  case 'w':
-    return JobKind::W;
-  default:
-    return std::nullopt;
+/// What each slot character stands for: its index in Notation (F f B b W
+/// w), or -1 for an empty slot; and the memory a job of that slot adds, by
+/// the evaluator's rule. One table lookup per character: the rows are long
+/// and every step walks them.
+struct SlotTable {
+  int8_t Index[256];
+  int8_t Delta[256];
+};
+SlotTable makeSlotTable() {
+  SlotTable T;
+  for (int C = 0; C < 256; ++C) {
+    T.Index[C] = -1;
+    T.Delta[C] = 0;
   }
+  for (int I = 0; I < Period; ++I) {
+    auto C = static_cast<unsigned char>(Notation[I]);
+    T.Index[C] = int8_t(I);
+    // F f forward, B b input gradient, W w weight gradient.
+    T.Delta[C] = int8_t(memoryDelta(I < 2   ? JobKind::F
+                                    : I < 4 ? JobKind::I
+                                            : JobKind::W));
+  }
+  return T;
 }
+const SlotTable Slots = makeSlotTable();
+/// Notation index of a slot character (-1: empty).
+int slotIndex(char C) { return Slots.Index[static_cast<unsigned char>(C)]; }
 
 /// The largest per-rank peak of the rows, by the evaluator's memory rule.
 int peakMemory(const Rows &S) {
+  const int8_t *Delta = Slots.Delta;
   int64_t Max = 0;
   for (const std::string &Row : S) {
     int64_t Mem = 0;
-    for (char C : Row)
-      if (std::optional<JobKind> K = slotKind(C))
-        Max = std::max(Max, Mem += memoryDelta(*K));
+    for (char C : Row) {
+      Mem += Delta[static_cast<unsigned char>(C)];
+      Max = std::max(Max, Mem);
+    }
   }
   return int(Max);
 }
@@ -121,8 +137,9 @@ public:
   /// before the (costly) warmup and cooldown steps, which never lower the
   /// steady-state peak below what the limit allows... in practice; see
   /// docs/synthesis.md.
+  /// RawInOut: Out already holds buildRaw's rows of the same patterns.
   bool build(const std::vector<Pattern> &Pats, Rows &Out, int &Peak,
-             int64_t Limit);
+             int64_t Limit, bool RawInOut = false);
   /// The repeated patterns cut to M microbatches, without the warmup and
   /// cooldown rewrite (how the stdlib's V-Half and V-Min are built: the
   /// block order, idle slots squeezed out by timing).
@@ -137,11 +154,16 @@ private:
   }
   void clearInvalid(Rows &S, int MM);
   void repeatPatterns(const std::vector<Pattern> &Pats, Rows &S, int Mb);
-  bool warmup(Rows &S, int MM);
+  /// Peak: peakMemory(S), which the caller has.
+  bool warmup(Rows &S, int MM, int Peak);
   bool squeeze(Rows &S, int MM);
   bool cooldown(Rows &S);
 
   int P, M;
+  /// squeeze's buffers, kept across calls (the rows are long and the
+  /// search builds hundreds of candidates).
+  Rows Scratch;
+  std::vector<std::array<int, 6>> Idx;
 };
 
 void PatternSchedule::clearInvalid(Rows &S, int MM) {
@@ -173,8 +195,8 @@ void PatternSchedule::clearInvalid(Rows &S, int MM) {
   }
 }
 
-bool PatternSchedule::warmup(Rows &S, int MM) {
-  int Peak = std::min(peakMemory(S), 2 * P);
+bool PatternSchedule::warmup(Rows &S, int MM, int Peak) {
+  Peak = std::min(Peak, 2 * P);
   std::vector<int> CntF(P), CntFF(P);
   for (int I = 0; I < P; ++I) {
     CntFF[I] = std::min({I + 1, Peak / 2, MM});
@@ -297,13 +319,13 @@ bool PatternSchedule::warmup(Rows &S, int MM) {
 
 bool PatternSchedule::squeeze(Rows &S, int MM) {
   const int Len = int(S[0].size());
-  Rows Out(P, std::string(Len, ' '));
+  Rows &Out = Scratch;
+  Out.resize(P);
+  for (std::string &Row : Out)
+    Row.assign(size_t(Len), ' ');
   std::vector<std::array<int, 6>> Cnt(P, {0, 0, 0, 0, 0, 0});
-  std::vector<std::array<int, 6>> Idx(size_t(P) * MM);
-  for (auto &A : Idx)
-    A.fill(-1);
+  Idx.assign(size_t(P) * MM, {-1, -1, -1, -1, -1, -1});
   std::vector<int> StageIndex(P, 0);
-  auto Slot = [](char C) { return int(std::string_view("FfBbWw").find(C)); };
   for (int J = 0; J < Len; ++J)
     for (int Dir = 0; Dir < 2; ++Dir)
       for (int K = 0; K < P; ++K) {
@@ -314,7 +336,7 @@ bool PatternSchedule::squeeze(Rows &S, int MM) {
         bool Lower = Id == 'f' || Id == 'b' || Id == 'w';
         if ((Dir == 0) == Lower)
           continue;
-        int Sl = Slot(Id);
+        int Sl = slotIndex(Id);
         int C = Cnt[I][Sl];
         if (C >= MM)
           return false;
@@ -340,7 +362,7 @@ bool PatternSchedule::squeeze(Rows &S, int MM) {
         Idx[size_t(C) * P + I][Sl] = Index;
         StageIndex[I] = Index + 1;
       }
-  S = std::move(Out);
+  S.swap(Out);
   return true;
 }
 
@@ -437,16 +459,15 @@ bool PatternSchedule::cooldown(Rows &S) {
 /// microbatches, then blanks the slots of microbatches that do not exist.
 void PatternSchedule::repeatPatterns(const std::vector<Pattern> &Pats, Rows &S,
                                      int Mb) {
-  int Reps = 4 * P + Mb + 1;
-  S.assign(P, {});
+  const size_t Len = size_t(4 * P + Mb + 1) * Period;
+  S.resize(P);
   for (int I = 0; I < P; ++I) {
-    std::string One(Period, ' ');
+    std::string &Row = S[I];
+    Row.assign(Len, ' ');
     for (int V = 0; V < Period; ++V)
       if (Pats[I][V] >= 0)
-        One[Pats[I][V]] = Notation[V];
-    S[I].reserve(size_t(Reps) * Period);
-    for (int R = 0; R < Reps; ++R)
-      S[I] += One;
+        for (size_t J = size_t(Pats[I][V]); J < Len; J += Period)
+          Row[J] = Notation[V];
   }
   clearInvalid(S, Mb);
 }
@@ -456,20 +477,21 @@ void PatternSchedule::buildRaw(const std::vector<Pattern> &Pats, Rows &S) {
 }
 
 bool PatternSchedule::build(const std::vector<Pattern> &Pats, Rows &S,
-                            int &Peak, int64_t Limit) {
+                            int &Peak, int64_t Limit, bool RawInOut) {
   int MM = std::max(M, 2 * P);
-  repeatPatterns(Pats, S, MM);
+  if (!RawInOut || MM != M)
+    repeatPatterns(Pats, S, MM);
   int InitPeak = peakMemory(S);
   if (InitPeak > 2 * P || InitPeak > Limit)
     return false;
-  if (!warmup(S, MM))
+  if (!warmup(S, MM, InitPeak))
     return false;
   for (std::string &Row : S) {
     int Cnt[6] = {};
     for (char &C : Row) {
       if (C == ' ')
         continue;
-      int Sl = int(std::string_view("FfBbWw").find(C));
+      int Sl = slotIndex(C);
       if (Cnt[Sl] >= M)
         C = ' ';
       else
@@ -493,7 +515,7 @@ Order toOrder(const Rows &S, int P) {
     for (char C : S[I]) {
       if (C == ' ')
         continue;
-      int Sl = int(std::string_view("FfBbWw").find(C));
+      int Sl = slotIndex(C);
       bool Chunk1 = C == 'f' || C == 'B' || C == 'W';
       int32_t Stage = Chunk1 ? 2 * P - 1 - I : I;
       JobKind K = (C == 'F' || C == 'f')   ? JobKind::F
@@ -505,9 +527,36 @@ Order toOrder(const Rows &S, int P) {
   return O;
 }
 
+/// The orders of one candidate's rows, each with its evaluation: as
+/// repeated (Raw), when within the limit, and rewritten (warmup, squeeze,
+/// cooldown; repaired when it waits on itself), when every step holds and
+/// it stays within the limit. Take(Raw, Order, Evaluation) sees each.
+template <typename Sink>
+void candidateOrders(const Problem &P, const std::vector<Pattern> &Whole,
+                     PatternSchedule &PS, Rows &S, const Sink &Take) {
+  const int R = P.Ranks;
+  PS.buildRaw(Whole, S);
+  if (peakMemory(S) <= P.MemoryLimit) {
+    Order O = toOrder(S, R);
+    Evaluation E = evaluate(P, O);
+    Take(/*Raw=*/true, O, E);
+  }
+  int Peak = 0;
+  if (!PS.build(Whole, S, Peak, P.MemoryLimit, /*RawInOut=*/true) ||
+      Peak > P.MemoryLimit)
+    return;
+  Order O = toOrder(S, R);
+  Evaluation E = evaluate(P, O);
+  // The rewrite can leave an order that waits on itself at larger P;
+  // repair it with the fewest moves rather than drop the pattern.
+  if (!E.Valid && repairOrder(P, O, /*MaxMoves=*/8u * unsigned(R)))
+    E = evaluate(P, O);
+  Take(/*Raw=*/false, O, E);
+}
+
 } // namespace
 
-std::optional<Result> vPatternSearch(const Problem &P) {
+std::optional<Result> vPatternSearch(const Problem &P, unsigned Threads) {
   if (P.Place != ir::Placement::V || P.Stages != 2 * P.Ranks ||
       !P.validate().empty() || P.Ranks < 2)
     return std::nullopt;
@@ -523,47 +572,59 @@ std::optional<Result> vPatternSearch(const Problem &P) {
   std::vector<std::array<int, 4>> Offsets;
   for (int K = 1; K <= 5; ++K)
     Offsets.push_back({K, -1, K, -1});
-  std::optional<Result> Best;
-  int BestI0 = -1, BestI1 = -1, BestLen0 = -1;
+
+  // A candidate: the choices that name it and the rows they give.
+  struct Candidate {
+    Pattern P0;
+    int I0, I1, Len0;
+    std::vector<Pattern> Whole;
+    std::optional<Evaluation> Raw, Full;
+  };
+  // Many choices give the same rows (the second offset does not matter
+  // when the split is at the last rank, the second phase revisits the
+  // first's choices, ...): about two thirds of them at P >= 32. The result
+  // depends on the rows alone, and a repeat can never be strictly better
+  // than its first, so each is built once.
+  std::set<std::vector<Pattern>> Seen;
+  std::vector<Candidate> Cands;
   std::vector<Pattern> Whole;
-  Rows S;
-  auto Offer = [&](Order &O, Evaluation &E, bool Raw, const Pattern &P0, int I0,
-                   int I1, int Len0) {
-    if (!E.Valid || E.MaxPeakMemory > P.MemoryLimit)
-      return;
-    if (Best && !better(E, Best->Eval, P.Goal))
-      return;
-    Best = Result{std::move(O), std::move(E),
-                  fmt::format("v-pattern{}(k0={},k1={},len0={},p0={})",
-                              Raw ? "-raw" : "", Offsets[I0][0], Offsets[I1][0],
-                              Len0, fmt::join(P0, ""))};
-    BestI0 = I0;
-    BestI1 = I1;
-    BestLen0 = Len0;
+  auto Add = [&](const Pattern &P0, int I0, int I1, int Len0) {
+    if (wholePattern(P0, Offsets[I0], Offsets[I1], Len0, R, Whole) &&
+        Seen.insert(Whole).second)
+      Cands.push_back({P0, I0, I1, Len0, Whole, std::nullopt, std::nullopt});
   };
-  auto Try = [&](const Pattern &P0, int I0, int I1, int Len0) {
-    if (!wholePattern(P0, Offsets[I0], Offsets[I1], Len0, R, Whole))
-      return;
-    {
-      PatternSchedule(R, M).buildRaw(Whole, S);
-      if (peakMemory(S) <= P.MemoryLimit) {
-        Order O = toOrder(S, R);
-        Evaluation E = evaluate(P, O);
-        Offer(O, E, /*Raw=*/true, P0, I0, I1, Len0);
+  // The candidates are built and timed in parallel (one PatternSchedule
+  // and row set per thread), then offered in the order they were listed:
+  // the same best as one at a time, whatever the threads.
+  const unsigned NT = searchThreads(Threads);
+  std::vector<PatternSchedule> Scratch(NT, PatternSchedule(R, M));
+  std::vector<Rows> ScratchRows(NT);
+  // The best so far: a candidate and which of its orders.
+  int BestCand = -1;
+  bool BestRaw = false;
+  auto Run = [&](size_t From) {
+    parallelFor(Cands.size() - From, NT, [&](size_t K, unsigned Wk) {
+      Candidate &C = Cands[From + K];
+      candidateOrders(P, C.Whole, Scratch[Wk], ScratchRows[Wk],
+                      [&](bool Raw, Order &, Evaluation &E) {
+                        (Raw ? C.Raw : C.Full) = std::move(E);
+                      });
+    });
+    for (size_t K = From; K < Cands.size(); ++K)
+      for (bool Raw : {true, false}) {
+        std::optional<Evaluation> &E = Raw ? Cands[K].Raw : Cands[K].Full;
+        if (!E || !E->Valid || E->MaxPeakMemory > P.MemoryLimit)
+          continue;
+        if (BestCand >= 0) {
+          const Candidate &B = Cands[size_t(BestCand)];
+          if (!better(*E, BestRaw ? *B.Raw : *B.Full, P.Goal))
+            continue;
+        }
+        BestCand = int(K);
+        BestRaw = Raw;
       }
-    }
-    int Peak = 0;
-    if (!PatternSchedule(R, M).build(Whole, S, Peak, P.MemoryLimit) ||
-        Peak > P.MemoryLimit)
-      return;
-    Order O = toOrder(S, R);
-    Evaluation E = evaluate(P, O);
-    // The rewrite can leave an order that waits on itself at larger P;
-    // repair it with the fewest moves rather than drop the pattern.
-    if (!E.Valid && repairOrder(P, O, /*MaxMoves=*/8u * unsigned(R)))
-      E = evaluate(P, O);
-    Offer(O, E, /*Raw=*/false, P0, I0, I1, Len0);
   };
+
   const int NOff = int(Offsets.size());
   if (R <= 8) {
     // The paper's search: every pattern, offset pair and split point.
@@ -571,33 +632,52 @@ std::optional<Result> vPatternSearch(const Problem &P) {
       for (int I0 = 0; I0 < NOff; ++I0)
         for (int I1 = 0; I1 <= I0; ++I1)
           for (int Len0 = 1; Len0 < R; ++Len0)
-            Try(P0, I0, I1, Len0);
-    return Best;
+            Add(P0, I0, I1, Len0);
+    Run(0);
+  } else {
+    // Larger P: the same space in two phases, so P = 32 stays near a
+    // second. First every pattern and first offset, with the second offset
+    // at 1 (the usual winner in the exhaustive searches, P <= 16) or equal
+    // to the first (V-Half's shape), at four split points; then every
+    // pattern and offset pair at split points around the best.
+    llvm::SmallVector<int, 8> Coarse;
+    for (int L : {1, R / 2 - 1, R / 2, R - 1})
+      if (L >= 1 && L < R && llvm::find(Coarse, L) == Coarse.end())
+        Coarse.push_back(L);
+    for (const Pattern &P0 : Patterns)
+      for (int I0 = 0; I0 < NOff; ++I0)
+        for (int Len0 : Coarse) {
+          Add(P0, I0, 0, Len0);
+          if (I0 != 0)
+            Add(P0, I0, I0, Len0); // one offset throughout (V-Half's shape)
+        }
+    Run(0);
+    if (BestCand >= 0) {
+      const int L = Cands[size_t(BestCand)].Len0;
+      const int I1 = Cands[size_t(BestCand)].I1;
+      size_t Phase2 = Cands.size();
+      for (const Pattern &P0 : Patterns)
+        for (int I0 = 0; I0 < NOff; ++I0)
+          for (int Len0 = std::max(1, L - 3); Len0 <= std::min(R - 1, L + 3);
+               ++Len0)
+            Add(P0, I0, I1, Len0);
+      Run(Phase2);
+    }
   }
-  // Larger P: the same space in two phases, so P = 32 stays near a second.
-  // First every pattern and first offset, with the second offset at 1 (the
-  // usual winner in the exhaustive searches, P <= 16) or equal to the first
-  // (V-Half's shape), at four split points;
-  // then every pattern and offset pair at split points around the best.
-  llvm::SmallVector<int, 8> Coarse;
-  for (int L : {1, R / 2 - 1, R / 2, R - 1})
-    if (L >= 1 && L < R && llvm::find(Coarse, L) == Coarse.end())
-      Coarse.push_back(L);
-  for (const Pattern &P0 : Patterns)
-    for (int I0 = 0; I0 < NOff; ++I0)
-      for (int Len0 : Coarse) {
-        Try(P0, I0, 0, Len0);
-        if (I0 != 0)
-          Try(P0, I0, I0, Len0); // one offset throughout (V-Half's shape)
-      }
-  if (!Best)
-    return Best;
-  int L = BestLen0;
-  for (const Pattern &P0 : Patterns)
-    for (int I0 = 0; I0 < NOff; ++I0)
-      for (int Len0 = std::max(1, L - 3); Len0 <= std::min(R - 1, L + 3);
-           ++Len0)
-        Try(P0, I0, BestI1, Len0);
+  if (BestCand < 0)
+    return std::nullopt;
+  // The winner's order, built again (the search kept figures only).
+  const Candidate &B = Cands[size_t(BestCand)];
+  std::optional<Result> Best;
+  candidateOrders(P, B.Whole, Scratch[0], ScratchRows[0],
+                  [&](bool Raw, Order &O, Evaluation &E) {
+                    if (Raw == BestRaw)
+                      Best = Result{std::move(O), std::move(E), ""};
+                  });
+  assert(Best && "the winner builds as it did in the search");
+  Best->Algorithm = fmt::format("v-pattern{}(k0={},k1={},len0={},p0={})",
+                                BestRaw ? "-raw" : "", Offsets[B.I0][0],
+                                Offsets[B.I1][0], B.Len0, fmt::join(B.P0, ""));
   return Best;
 }
 

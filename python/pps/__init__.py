@@ -16,8 +16,10 @@ compiled schedule with torch.distributed. docs/python.md has the guide.
 """
 
 from . import _pps
-from ._schedule import (Schedule, ScheduleBuilder, SimResult, compile,
-                        from_torch_csv, lint, stdlib_dir, synth)
+from ._args import stdlib_dir
+from ._builder import ScheduleBuilder
+from ._schedule import Schedule, compile, from_torch_csv, lint, synth
+from ._sim import SimResult
 from ._types import (ACTION_KINDS, Action, Channel, CompileError,
                      DiagnosticKind, Finding, Findings, Note, RankStats, Route,
                      TimedAction, diagnostic_kinds)

@@ -5,7 +5,8 @@
 // exact search at P = 4, M = 8, with its default state budget) for
 // P = 4, 8, 16, 32 and M = 2P, 4P; memory limit P activations per rank
 // (loop) or P + 2 chunks (V, V-Half's peak). Counters: the makespan found
-// and jobs per second. Target: P = 32 under a second.
+// and jobs per second. Target: P = 32 under a second; V at P = 64 and 128
+// (M = 2P): under one and five seconds.
 // BM_Evaluate: the evaluator alone on the P = 32, M = 128 loop result.
 //
 //===----------------------------------------------------------------------===//
@@ -48,6 +49,15 @@ static void synthArgs(benchmark::internal::Benchmark *B) {
         B->Args({V, P, K * P});
 }
 BENCHMARK(BM_Synth)->Apply(synthArgs)->Unit(benchmark::kMillisecond);
+// The depths large models use, V placement: targets P = 64 under a second and
+// P = 128 under five (one run each, CPU time).
+BENCHMARK(BM_Synth)
+    ->ArgNames({"v", "P", "M"})
+    ->Args({1, 64, 128})
+    ->Args({1, 128, 256})
+    ->Iterations(1)
+    ->MeasureProcessCPUTime()
+    ->Unit(benchmark::kMillisecond);
 
 static void BM_Evaluate(benchmark::State &St) {
   Problem P = Problem::make(32, 128, ir::Placement::Loop, {1, 1, 1}, 32);

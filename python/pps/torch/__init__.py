@@ -22,6 +22,8 @@ measured timeline can be written as a Chrome trace in the simulator's
 format. docs/python.md has the guide.
 """
 
-from ._runtime import PipelineError, PipelineRuntime, action_text, format_meta
+from ._messages import format_meta
+from ._runtime import PipelineRuntime
+from ._schema import PipelineError, action_text
 
 __all__ = ["PipelineError", "PipelineRuntime", "action_text", "format_meta"]

@@ -175,6 +175,10 @@ std::shared_ptr<Analysis> analyze(std::string Uri, std::string Path,
                                   const AnalysisOptions &Opts,
                                   const std::function<bool()> &Cancelled);
 
+/// Fills A's index of the main document (Refs, Bindings, Decls, Actions)
+/// from its checked AST and pipelines; analyze calls it last (Index.cpp).
+void buildIndex(Analysis &A);
+
 /// Simulates every checked pipeline of A (the times hover shows). Run after
 /// the diagnostics are out; A may already be shared.
 void simulate(Analysis &A, const std::function<bool()> &Cancelled);

@@ -38,6 +38,10 @@ size_t utf16Length(llvm::StringRef S);
 /// The byte offset in Line of UTF-16 column Col, clamped to the line.
 size_t byteOffsetOfUtf16(llvm::StringRef Line, int64_t Col);
 
+/// S as JSON may carry it: malformed UTF-8 (a file name, a cut signature,
+/// echoed text) replaced, since JSON strings must be UTF-8.
+std::string utf8(std::string S);
+
 /// Start offsets of the lines of a text.
 class LineIndex {
 public:

@@ -45,8 +45,10 @@ struct Result {
 };
 
 /// The greedy list scheduler: the best order over its parameter sweep.
-/// Empty if no variant fits the memory limit.
-std::optional<Result> greedyList(const Problem &P);
+/// Empty if no variant fits the memory limit. Threads: how many variants
+/// run at once (0: one per core, at most 4); the result does not depend on
+/// it.
+std::optional<Result> greedyList(const Problem &P, unsigned Threads = 0);
 
 /// Hill climbing by adjacent swaps on one rank (LocalSearch.cpp): true if
 /// R got better; at most MaxEvals evaluations.
@@ -56,7 +58,9 @@ bool improveBySwaps(const Problem &P, Result &R, uint64_t MaxEvals);
 /// Memory" (Qi et al., NeurIPS 2024; sail-sg/zero-bubble-pipeline-
 /// parallelism, v-schedule) for V placement with stages = 2 ranks.
 /// Empty if the placement is not V or no pattern fits the memory limit.
-std::optional<Result> vPatternSearch(const Problem &P);
+/// Threads: how many candidates are built at once (0: one per core, at
+/// most 4); the result does not depend on it.
+std::optional<Result> vPatternSearch(const Problem &P, unsigned Threads = 0);
 
 /// The published zero-bubble heuristic (loop placement, one stage per
 /// rank): best of its eight flag combinations. Empty when it cannot fit
@@ -108,6 +112,9 @@ struct SynthOptions {
   /// States the exact search may expand (about 1-10 us each); it gives up
   /// beyond, keeping the heuristics' result. Deterministic, unlike a timer.
   uint64_t ExactStateBudget = 100'000;
+  /// Threads the heuristics may use (0: one per core, at most 4). The
+  /// result is the same for any number.
+  unsigned Threads = 0;
 };
 
 /// The best order any applicable algorithm finds, or empty (infeasible:

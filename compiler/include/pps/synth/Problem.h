@@ -189,7 +189,9 @@ unsigned fillGaps(const Problem &P, Order &O);
 /// runs it, and whenever every rank is stuck moves the earliest job that
 /// could run (an I or W first, else an F the memory limit allows) to the
 /// head of its rank's remaining program. False if the jobs are not all
-/// there once, no move helps, or it would take more than MaxMoves moves.
+/// there once, no move helps, or it would take more than MaxMoves moves;
+/// O is then unchanged. Work: linear in the jobs plus, per move, a heap
+/// operation (and, for a move of an F, the rank's jobs up to it).
 bool repairOrder(const Problem &P, Order &O, unsigned MaxMoves = ~0u);
 
 /// The compute-only IR schedule of an order (costs: I and W per stage, B =

@@ -26,9 +26,9 @@ namespace pps::synth {
 /// What the pass does, for callers that also want the result's figures
 /// and algorithm (ppsc synth): fills S from its request. False (with a
 /// diagnostic) if the request cannot be met; true and nothing done if S
-/// has no request.
+/// has no request. Threads as SynthOptions::Threads.
 bool runSynthRequest(ir::Schedule &S, DiagnosticEngine &Diags,
-                     Result *Out = nullptr);
+                     Result *Out = nullptr, unsigned Threads = 0);
 
 /// The synth pass ("synth").
 std::unique_ptr<passes::Pass> createSynthPass();
