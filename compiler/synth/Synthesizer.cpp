@@ -98,7 +98,7 @@ std::optional<Result> synthesize(const Problem &P, const SynthOptions &Opts,
     // The stdlib's own schedules: when one beats the search it is polished
     // like the heuristics' best.
     std::optional<Result> Floor;
-    for (Result &T : stdlibTemplates(P))
+    for (Result &T : stdlibTemplates(P, Opts.StdlibDir, Opts.Threads))
       if (T.Eval.MaxPeakMemory <= P.MemoryLimit &&
           (!Floor || better(T.Eval, Floor->Eval)))
         Floor = std::move(T);

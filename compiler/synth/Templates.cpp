@@ -9,8 +9,10 @@
 //    them);
 //  * several stages per rank: interleaved_1f1b.pps (group size P, no
 //    overlap) and looped_bfs.pps;
-//  * V placement: zb_v.pps (v_half and v_min come from the building-block
-//    patterns the V pattern search already tries raw).
+//  * V placement: zb_v.pps; and v_half.pps and v_min.pps compiled from the
+//    stdlib itself (their published order is std.common's port of the
+//    zero-bubble code's zbv_greedy steps, some 600 lines of .pps that a C++
+//    copy would have to track), when their peak fits the limit.
 //
 // The orders ignore the costs (so do the .pps files); the evaluator times
 // them under the problem's costs and latency, and the portfolio keeps the
@@ -21,6 +23,12 @@
 //
 //===----------------------------------------------------------------------===//
 #include "pps/synth/Algorithms.h"
+
+#include "Parallel.h"
+
+#include "pps/frontend/Frontend.h"
+#include "pps/support/Diagnostics.h"
+#include "pps/support/SourceManager.h"
 
 #include <fmt/format.h>
 
@@ -255,9 +263,34 @@ bool isV(const Problem &P) {
   return true;
 }
 
+/// The order of stdlib schedule Name at P's sizes under V placement,
+/// compiled from the stdlib (StdlibDir, or the front end's search path);
+/// empty if it does not compile (the stdlib is not found, say).
+std::optional<Order> compiledV(const Problem &P, const char *Name,
+                               const std::string &StdlibDir) {
+  std::string Text = fmt::format(
+      "pipeline floor {{ ranks {}; stages {} placement v; microbatches {}; "
+      "schedule {}(); }}\n",
+      P.Ranks, P.Stages, P.Microbatches, Name);
+  SourceManager SM;
+  DiagnosticEngine Diags(SM);
+  frontend::FrontendOptions FO;
+  FO.StdlibDir = StdlibDir;
+  // The stdlib's own program, not input: V-Half's steps take about 250M
+  // of them at P = 128.
+  FO.StepBudget = 8 * FO.StepBudget;
+  std::optional<ir::Schedule> S =
+      frontend::compileBuffer("<synth floor>", Text, SM, Diags, FO);
+  if (!S || Diags.hasErrors())
+    return std::nullopt;
+  return fromIr(*S);
+}
+
 } // namespace
 
-std::vector<Result> stdlibTemplates(const Problem &P) {
+std::vector<Result> stdlibTemplates(const Problem &P,
+                                    const std::string &StdlibDir,
+                                    unsigned Threads) {
   std::vector<Result> Out;
   if (!P.validate().empty())
     return Out;
@@ -276,6 +309,18 @@ std::vector<Result> stdlibTemplates(const Problem &P) {
   };
   if (V) {
     Add(zbV(P), "stdlib zb_v");
+    // V-Half and V-Min, where their peaks (stdlib headers: (P + 2) / 2 and
+    // (P + 4) / 3 whole-stage microbatches, in chunks twice that, for
+    // M >= P; less below) can fit.
+    const int64_t Peak[] = {2 * ((P.Ranks + 2) / 2), 2 * ((P.Ranks + 4) / 3)};
+    const char *Names[] = {"v_half", "v_min"};
+    std::optional<Order> Orders[2];
+    parallelFor(2, searchThreads(Threads), [&](size_t K, unsigned) {
+      if (Peak[K] <= P.MemoryLimit || P.Microbatches < P.Ranks)
+        Orders[K] = compiledV(P, Names[K], StdlibDir);
+    });
+    for (size_t K = 0; K < 2; ++K)
+      Add(std::move(Orders[K]), fmt::format("stdlib {}", Names[K]));
   } else if (P.Stages == P.Ranks) {
     Add(gpipe(P), "stdlib gpipe");
     Add(oneFOneB(P, /*Split=*/false), "stdlib one_f_one_b");

@@ -9,7 +9,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
 from . import _pps
 from ._args import (PathLike, _comm_model, _costs, _display_name, _int,
-                    _number, _source, _source_kwargs, _str)
+                    _number, _source, _source_kwargs, _stdlib_option, _str)
 from ._sim import SimResult
 from ._types import Action, Findings, Route
 
@@ -157,7 +157,8 @@ def synth(ranks: int, microbatches: int, memory_limit: int,
     return Schedule(_pps.synth(
         ranks, microbatches, memory_limit, placement,
         _int("stages", stages, minimum=1, optional=True), all_stages,
-        per_stage, _number("latency", latency), bool(exact)))
+        per_stage, _number("latency", latency), bool(exact),
+        _stdlib_option()))
 
 
 class Schedule:

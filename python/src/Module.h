@@ -331,6 +331,9 @@ struct SynthArgs {
   std::map<int64_t, std::map<std::string, double>> StageCosts;
   double Latency = 0;
   bool Exact = true;
+  /// Where the floor's V-Half and V-Min are compiled from ("" : the front
+  /// end's search path), as compile's stdlib_dir.
+  std::string StdlibDir;
 };
 
 /// ppsc synth: the arguments checked, then a schedule synthesized and

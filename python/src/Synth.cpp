@@ -82,6 +82,7 @@ UnitPtr synthesize(const SynthArgs &A) {
   py::gil_scoped_release NoGil;
   synth::SynthOptions SO;
   SO.UseExact = A.Exact;
+  SO.StdlibDir = A.StdlibDir;
   std::string Why;
   std::optional<synth::Result> Res = synth::synthesize(P, SO, &Why);
   auto SM = std::make_shared<SourceManager>();

@@ -524,7 +524,7 @@ PYBIND11_MODULE(_pps, m) {
          std::string Placement, std::optional<int64_t> Stages,
          std::map<std::string, double> Costs,
          std::map<int64_t, std::map<std::string, double>> StageCosts,
-         double Latency, bool Exact) {
+         double Latency, bool Exact, std::string StdlibDir) {
         SynthArgs A;
         A.Ranks = Ranks;
         A.Microbatches = Microbatches;
@@ -535,11 +535,13 @@ PYBIND11_MODULE(_pps, m) {
         A.StageCosts = std::move(StageCosts);
         A.Latency = Latency;
         A.Exact = Exact;
+        A.StdlibDir = std::move(StdlibDir);
         return synthesize(A);
       },
       py::arg("ranks"), py::arg("microbatches"), py::arg("memory_limit"),
       py::arg("placement"), py::arg("stages"), py::arg("costs"),
-      py::arg("stage_costs"), py::arg("latency"), py::arg("exact"));
+      py::arg("stage_costs"), py::arg("latency"), py::arg("exact"),
+      py::arg("stdlib_dir"));
 
   py::class_<Builder>(m, "Builder", "ir::ScheduleBuilder with checks")
       .def(py::init<int64_t, int64_t, int64_t, py::object, std::string>(),

@@ -70,9 +70,13 @@ std::optional<Result> zeroBubbleHeuristic(const Problem &P);
 /// The compute orders of the stdlib schedules that apply to P's topology
 /// (loop, one stage per rank: gpipe, one_f_one_b, zb_h1, zb_h2 with each
 /// cap from 1 to min(limit, M); loop, several: interleaved_1f1b,
-/// looped_bfs; V with two stages per rank: zb_v), timed under P's costs
-/// and latency; peaks may exceed the limit. Empty for other placements.
-std::vector<Result> stdlibTemplates(const Problem &P);
+/// looped_bfs; V with two stages per rank: zb_v, and v_half and v_min
+/// compiled from the stdlib in StdlibDir (empty: the front end's search
+/// path) when their peaks can fit), timed under P's costs and latency;
+/// peaks may exceed the limit. Empty for other placements.
+std::vector<Result> stdlibTemplates(const Problem &P,
+                                    const std::string &StdlibDir = {},
+                                    unsigned Threads = 0);
 
 struct ExactOptions {
   /// Give up after expanding this many states.
@@ -115,6 +119,9 @@ struct SynthOptions {
   /// Threads the heuristics may use (0: one per core, at most 4). The
   /// result is the same for any number.
   unsigned Threads = 0;
+  /// Where the stdlib's V-Half and V-Min are compiled from for the floor
+  /// (empty: the front end's search path).
+  std::string StdlibDir;
 };
 
 /// The best order any applicable algorithm finds, or empty (infeasible:
