@@ -312,7 +312,8 @@ std::vector<Result> stdlibTemplates(const Problem &P,
     // V-Half and V-Min, where their peaks (stdlib headers: (P + 2) / 2 and
     // (P + 4) / 3 whole-stage microbatches, in chunks twice that, for
     // M >= P; less below) can fit.
-    const int64_t Peak[] = {2 * ((P.Ranks + 2) / 2), 2 * ((P.Ranks + 4) / 3)};
+    const int64_t Ranks = P.Ranks;
+    const int64_t Peak[] = {2 * ((Ranks + 2) / 2), 2 * ((Ranks + 4) / 3)};
     const char *Names[] = {"v_half", "v_min"};
     std::optional<Order> Orders[2];
     parallelFor(2, searchThreads(Threads), [&](size_t K, unsigned) {

@@ -5,6 +5,7 @@ results in Python types (SimResult in _sim.py; ScheduleBuilder, in
 _builder.py, builds a Schedule from Python); the compiler does all the
 work."""
 
+import os
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
 from . import _pps

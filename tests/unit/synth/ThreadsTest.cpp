@@ -36,7 +36,7 @@ TEST(SynthThreads, OneAnswerForAnyNumberOfThreads) {
     bool V = Case % 2;
     int32_t Ranks = 2 + int32_t(Rng() % 7);
     int32_t Mb = Ranks * (1 + int32_t(Rng() % 3));
-    int64_t Limit = (V ? 2 : 1) * Ranks + int64_t(Rng() % 3);
+    int64_t Limit = int64_t(V ? 2 : 1) * Ranks + int64_t(Rng() % 3);
     double Latency = Rng() % 2 ? 0.0 : 0.25;
     Problem P =
         Problem::make(Ranks, Mb, V ? ir::Placement::V : ir::Placement::Loop,
