@@ -58,8 +58,9 @@ costEntry : costKey (LBRACK STAGE_KW expr RBRACK)? ASSIGN quantity SEMI ;
 costKey : COMPUTE_KIND | OVERLAP | ident ;
 
 // model eager; latency 0.05 ms; bandwidth 50 GB/s; activation 64 MiB; blocking;
+// stream rank; eager threshold 64 KiB;
 commEntry
-  : ident quantity SEMI                              # commValue
+  : ident ident? quantity SEMI                       # commValue
   | ident ident? SEMI                                # commFlag
   ;
 quantity : MINUS? number unit? ;

@@ -51,13 +51,6 @@ static llvm::cl::opt<bool> NoVerify(
                    "unverified"),
     llvm::cl::sub(EmitCmd), llvm::cl::cat(opts::Category));
 
-static llvm::cl::opt<std::string> CommModelOpt(
-    "comm-model",
-    llvm::cl::desc("Prove and export under this comm model instead of the "
-                   "schedule's"),
-    llvm::cl::value_desc("rendezvous|eager|batched"), llvm::cl::sub(EmitCmd),
-    llvm::cl::cat(opts::Category));
-
 namespace {
 using EmitFn = bool (*)(Session &, const ir::Schedule &,
                         const backends::ExportStatus &, llvm::raw_ostream &);
@@ -142,22 +135,14 @@ static int runEmit() {
     return S.usage(fmt::format("unknown target '{}' (expected one of: {})",
                                Target.getValue(), Names));
   }
-  std::optional<ir::CommModel> Model;
-  if (!CommModelOpt.empty()) {
-    for (ir::CommModel M : {ir::CommModel::Rendezvous, ir::CommModel::Eager,
-                            ir::CommModel::Batched})
-      if (CommModelOpt == ir::commModelName(M))
-        Model = M;
-    if (!Model)
-      return S.usage(fmt::format("--comm-model must be rendezvous, eager or "
-                                 "batched, got '{}'",
-                                 CommModelOpt.getValue()));
-  }
+  CommOverrides Comm;
+  if (!S.commOptions(Comm))
+    return S.finish(ExitUsage);
   if (opts::Input.empty())
     return S.usage("no input file (use - for stdin)");
   std::optional<ir::Schedule> Sched = S.load();
-  if (Sched && Model)
-    Sched->Comm = *Model;
+  if (Sched && !S.applyCommOptions(Comm, *Sched))
+    return S.finish(ExitUsage);
   // A compute-only CSV carries no comms (PyTorch's lowering inserts its
   // own): what is proved is its computes, with the comm order pps inserts.
   if (Sched && T->Fn == emitTorchTarget && !WithComms)
@@ -175,11 +160,11 @@ static int runEmit() {
     std::string Skipped = skippedProof(Results);
     if (!Prove)
       Status = backends::ExportStatus::unverified(
-          Sched->Comm, "exported with --no-verify; `ppsc lint` checks it");
+          *Sched, "exported with --no-verify; `ppsc lint` checks it");
     else if (!Skipped.empty())
-      Status = backends::ExportStatus::unverified(Sched->Comm, Skipped);
+      Status = backends::ExportStatus::unverified(*Sched, Skipped);
     else
-      Status = backends::ExportStatus::verified(Sched->Comm);
+      Status = backends::ExportStatus::verified(*Sched);
     if (T->Executable)
       noteSkippedChecks(S.Diags);
   }

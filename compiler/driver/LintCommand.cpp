@@ -33,12 +33,6 @@ static llvm::cl::SubCommand
             "Check schedules: dependencies, comms, deadlock (with the cycle), "
             "memory; files and directories");
 
-static llvm::cl::opt<std::string> CommModelOpt(
-    "comm-model",
-    llvm::cl::desc("Check under this comm model instead of the schedule's"),
-    llvm::cl::value_desc("rendezvous|eager|batched"), llvm::cl::sub(LintCmd),
-    llvm::cl::cat(opts::Category));
-
 // Inputs after the first (which the shared positional opts::Input takes
 // when it reaches lint): made by main after the static options, so that it
 // comes after opts::Input; both are read, in command-line order.
@@ -57,7 +51,7 @@ namespace {
 enum class Outcome { Clean, Warnings, Findings, Skipped, Usage };
 
 struct Lint {
-  std::optional<ir::CommModel> Model;
+  CommOverrides Comm;
   bool Many = false;     // several files: count them at the end
   bool FromDir = false;  // this file was found in a directory
   llvm::json::Array All; // JSON diagnostics of every file (several files)
@@ -102,8 +96,10 @@ Outcome lintOne(Lint &L) {
     Flush();
     return Outcome::Findings;
   }
-  if (L.Model)
-    Sched->Comm = *L.Model;
+  if (!S.applyCommOptions(L.Comm, *Sched)) {
+    Flush();
+    return Outcome::Usage;
+  }
   passes::AnalysisResults Results;
   bool Ok = runPipeline(S, *Sched, PipelineGoal::Check, Results);
   bool Findings = !Ok || S.Diags.numErrors() > 0;
@@ -117,8 +113,8 @@ Outcome lintOne(Lint &L) {
     // Claim only what the passes established.
     std::string Claim =
         Results.DeadlockFree
-            ? fmt::format(" is free of deadlock under the {} model",
-                          ir::commModelName(Sched->Comm).str())
+            ? fmt::format(" is free of deadlock under the {}",
+                          ir::commDescription(Sched->Comm, Sched->Stream))
             : std::string();
     std::string Peak;
     if (!Results.PeakMemory.empty())
@@ -176,16 +172,8 @@ static int runLint() {
   if (Args.empty())
     return Usage.usage("no input file (use - for stdin)");
   Lint L;
-  if (!CommModelOpt.empty()) {
-    for (ir::CommModel M : {ir::CommModel::Rendezvous, ir::CommModel::Eager,
-                            ir::CommModel::Batched})
-      if (CommModelOpt == ir::commModelName(M))
-        L.Model = M;
-    if (!L.Model)
-      return Usage.usage(fmt::format("--comm-model must be rendezvous, eager "
-                                     "or batched, got '{}'",
-                                     CommModelOpt.getValue()));
-  }
+  if (!Usage.commOptions(L.Comm))
+    return Usage.finish(ExitUsage);
   // Expand directories; a missing path is linted (and reported) as a file.
   std::vector<std::pair<std::string, bool>> Files; // path, from a directory
   for (const auto &[Pos, Path] : Args) {

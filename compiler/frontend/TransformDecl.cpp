@@ -213,7 +213,11 @@ ast::CommEntry Transformer::transformCommEntry(P::CommEntryContext &Ctx) {
   ast::CommEntry E;
   E.Loc = loc(Ctx);
   if (auto *V = dynamic_cast<P::CommValueContext *>(&Ctx)) {
-    E.Key = transformIdent(*V->ident());
+    E.Key = transformIdent(*V->ident(0));
+    if (V->ident().size() > 1) {
+      E.Word = transformIdent(*V->ident(1));
+      E.WordLoc = loc(*V->ident(1));
+    }
     E.Value = transformQuantity(*V->quantity());
     return E;
   }
