@@ -58,6 +58,10 @@ struct Slot {
   ActionKind Kind = ActionKind::Idle;
   bool IsSend = false;
   bool Eager = false; // a send that does not wait for its receive
+  /// When the rank issued it (<= Ready; less when its track held it back),
+  /// and the operation blamed for the hold (NoRef: none).
+  double Issue = 0;
+  uint64_t HeldBy = NoRef;
 };
 
 /// FIFO matching on one (source, destination) channel: the n-th send is
@@ -218,8 +222,13 @@ private:
   void postBatch(int32_t R, Stream &Sm, double Ready, uint64_t ReadyRef);
   void post(int32_t R, Stream &Sm, uint32_t Idx, double Ready,
             uint64_t ReadyRef);
-  /// Records that the batch just posted on Sm was held back by Held.
-  void noteHeld(int32_t R, const Stream &Sm, double Held);
+  /// The operation to blame for holding back the next batch of Sm.
+  uint64_t blame(int32_t R, const Stream &Sm) const;
+  /// Records what holding X back cost: its transfer began (or, a receive
+  /// of an eager message, it ended) at Began, where with neither side held
+  /// it would have at max(X.Issue, Alone), Alone being the other side's
+  /// time if it was not held.
+  void recordHeld(const Slot &X, double Began, double Alone);
   void matched(const Slot &Send, const Slot &Recv);
   void opDone(uint64_t Ref, uint16_t StreamIdx, double End);
   /// Finishes the posted batch once every op matched; true if it did.
@@ -244,6 +253,10 @@ private:
   bool InOrder = false;
   ir::CommModel Model = ir::CommModel::Rendezvous;
   ir::CommStream StreamRule;
+  /// The batch being posted: when the rank issued it, and what held it
+  /// back (set around postBatch by advanceStreams).
+  double PostIssue = -std::numeric_limits<double>::infinity();
+  uint64_t PostBy = NoRef;
   ir::CostModel Cost;
   schema::Route Route;
   double MsgF = 0, MsgB = 0;

@@ -209,17 +209,19 @@ bool Engine::advanceStreams(int32_t R) {
       }
       double Ready = Sm.Free;
       uint64_t ReadyRef = Sm.FreeRef;
-      double Held = 0;
+      PostIssue = Issue;
+      PostBy = NoRef;
       if (Issue >= Ready) {
         Ready = Issue;
         ReadyRef = IssueRef;
       } else if (Issue > -std::numeric_limits<double>::infinity()) {
-        Held = Ready - Issue; // the track held it back
+        PostBy = blame(R, Sm); // the track held it back
+      } else {
+        PostIssue = Ready; // a receive is posted as soon as its track is free
       }
-      // A receive is posted as soon as its track is free.
       postBatch(R, Sm, Ready, ReadyRef);
-      if (Held > 0)
-        noteHeld(R, Sm, Held);
+      PostIssue = -std::numeric_limits<double>::infinity();
+      PostBy = NoRef;
       Moved = true;
     }
   }
@@ -287,13 +289,13 @@ void Engine::postBatch(int32_t R, Stream &Sm, double Ready, uint64_t ReadyRef) {
     post(R, Sm, Sm.Ops[K], Ready, ReadyRef);
 }
 
-void Engine::noteHeld(int32_t R, const Stream &Sm, double Held) {
-  // The batch just posted, [Pos, BatchEnd), was held back by the operation
-  // that last freed the track. The cause is the nearest operation of that
-  // chain that waited for its partner (a receive posted before its data
-  // could come, a rendezvous send before its receive): one that was itself
-  // only held passes the blame on to what held it.
-  RankTimeline &T = Res.Times[R];
+uint64_t Engine::blame(int32_t R, const Stream &Sm) const {
+  // The batch about to be posted is held back by the operation that last
+  // freed the track. The cause is the nearest operation of that chain that
+  // waited for its partner (a receive posted before its data could come, a
+  // rendezvous send before its receive): one that was itself only held
+  // passes the blame on to what held it.
+  const RankTimeline &T = Res.Times[R];
   uint64_t By = Sm.FreeRef;
   if (By != NoRef && refRank(By) == R && !T.HeldBy.empty()) {
     uint32_t J = refIdx(By);
@@ -301,12 +303,23 @@ void Engine::noteHeld(int32_t R, const Stream &Sm, double Held) {
     if (!Waited && T.Held[J] > 0 && T.HeldBy[J] != NoRef)
       By = T.HeldBy[J];
   }
-  for (uint32_t K = Sm.Pos; K < Sm.BatchEnd; ++K) {
-    Res.Ranks[R].StreamHeld += Held;
-    if (T.Held.empty())
-      continue;
-    T.Held[Sm.Ops[K]] = Held;
-    T.HeldBy[Sm.Ops[K]] = By;
+  return By;
+}
+
+void Engine::recordHeld(const Slot &X, double Began, double Alone) {
+  // What the hold cost X: how much later its transfer began (or, a receive
+  // of an eager message, it completed) than if both sides had been posted
+  // when their ranks issued them, at most X's own hold. A receive held
+  // behind another one whose data is late anyway loses nothing.
+  double D = std::min(Began - std::max(X.Issue, Alone), X.Ready - X.Issue);
+  if (!(D > 0))
+    return;
+  int32_t R = refRank(X.Ref);
+  Res.Ranks[R].StreamHeld += D;
+  RankTimeline &T = Res.Times[R];
+  if (!T.Held.empty() && X.HeldBy != NoRef) {
+    T.Held[refIdx(X.Ref)] = D;
+    T.HeldBy[refIdx(X.Ref)] = X.HeldBy;
   }
 }
 
@@ -347,6 +360,12 @@ void Engine::post(int32_t R, Stream &Sm, uint32_t Idx, double Ready,
   Mine.IsSend = IsSend;
   Mine.Stream = SI;
   Mine.Kind = A.Kind;
+  // Posted by advanceStreams: when the rank issued it; else (blocking and
+  // executor timing) nothing holds it but the rank itself.
+  Mine.Issue = PostIssue > -std::numeric_limits<double>::infinity()
+                   ? std::min(PostIssue, Ready)
+                   : Ready;
+  Mine.HeldBy = PostBy;
   if (IsSend) {
     ++Ch.Messages;
     Ch.Bytes += A.Kind == ActionKind::SendF || Cost.GradientBytes < 0
@@ -359,6 +378,7 @@ void Engine::post(int32_t R, Stream &Sm, uint32_t Idx, double Ready,
       Mine.XStart = Ready;
       Mine.End = Ready + msgTime(A.Kind);
       T.TransferStart[Idx] = Mine.XStart;
+      recordHeld(Mine, Ready, -std::numeric_limits<double>::infinity());
       opDone(Me, SI, Mine.End);
     }
   } else {
@@ -389,6 +409,7 @@ void Engine::matched(const Slot &SendSlot, const Slot &RecvSlot) {
     xstartOf(RecvRef) = std::min(X, E);
     if (SendSlot.End > RecvReady)
       setPred(RecvRef, SendRef);
+    recordHeld(RecvSlot, E, SendSlot.Issue + (SendSlot.End - SendSlot.XStart));
     opDone(RecvRef, RecvSlot.Stream, E);
     return;
   }
@@ -396,6 +417,8 @@ void Engine::matched(const Slot &SendSlot, const Slot &RecvSlot) {
   double E = Begin + msgTime(SendSlot.Kind);
   xstartOf(SendRef) = Begin;
   xstartOf(RecvRef) = Begin;
+  recordHeld(SendSlot, Begin, RecvSlot.Issue);
+  recordHeld(RecvSlot, Begin, SendSlot.Issue);
   // The side that was ready first waited for the other.
   if (SendReady > RecvReady)
     setPred(RecvRef, SendRef);

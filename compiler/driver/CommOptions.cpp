@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "pps/driver/Command.h"
+#include "pps/frontend/Limits.h"
 
 #include <fmt/format.h>
 
@@ -35,6 +36,11 @@ llvm::cl::opt<std::string> EagerThreshold(
                    "threshold)"),
     llvm::cl::value_desc("bytes"), llvm::cl::sub(all()),
     llvm::cl::cat(Category));
+llvm::cl::opt<double> Latency("latency",
+                              llvm::cl::desc("Override the per-message latency "
+                                             "(time units)"),
+                              llvm::cl::value_desc("time"),
+                              llvm::cl::sub(all()), llvm::cl::cat(Category));
 } // namespace opts
 
 /// "65536", "64K", "1M", "none" (-1).
@@ -56,7 +62,7 @@ static std::optional<double> thresholdBytes(llvm::StringRef Text) {
 }
 
 bool CommOverrides::any() const {
-  return Model || Preset || Scope || Threshold;
+  return Model || Preset || Scope || Threshold || Latency;
 }
 
 void CommOverrides::apply(ir::Schedule &S) const {
@@ -68,6 +74,8 @@ void CommOverrides::apply(ir::Schedule &S) const {
     S.Stream.Scope = *Scope;
   if (Threshold)
     S.Stream.EagerThreshold = *Threshold;
+  if (Latency)
+    S.Cost.Latency = *Latency;
 }
 
 bool Session::commOptions(CommOverrides &Out) {
@@ -106,6 +114,13 @@ bool Session::commOptions(CommOverrides &Out) {
       Bad(fmt::format("--eager-threshold must be a number of bytes (with an "
                       "optional K, M or G suffix) or 'none', got '{}'",
                       opts::EagerThreshold.getValue()));
+  }
+  if (opts::Latency.getNumOccurrences()) {
+    if (!(opts::Latency >= 0) || opts::Latency > frontend::MaxTime)
+      Bad(fmt::format("--latency must be a time from 0 to {:.10g}",
+                      frontend::MaxTime));
+    else
+      Out.Latency = opts::Latency;
   }
   return Ok;
 }

@@ -44,6 +44,13 @@ static llvm::cl::opt<bool> WithComms(
     llvm::cl::desc("torch: write PyTorch's compute+comms CSV flavour"),
     llvm::cl::sub(EmitCmd), llvm::cl::cat(opts::Category));
 
+static llvm::cl::opt<bool> ReorderComms(
+    "reorder-comms",
+    llvm::cl::desc("Replace the schedule's own send/recv order by the one "
+                   "--comm-placement=optimize finds, if faster under the comm "
+                   "model (a note says by how much)"),
+    llvm::cl::sub(EmitCmd), llvm::cl::cat(opts::Category));
+
 static llvm::cl::opt<bool> NoVerify(
     "no-verify",
     llvm::cl::desc("json, torch, cpp: write the output without the proof "
@@ -153,8 +160,10 @@ static int runEmit() {
   bool Prove = T->Executable && !NoVerify;
   passes::AnalysisResults Results;
   bool Ok =
-      Sched &&
-      runPipeline(S, *Sched, Prove ? PipelineGoal::Check : T->Goal, Results);
+      Sched && runPipeline(S, *Sched, Prove ? PipelineGoal::Check : T->Goal,
+                           Results, ReorderComms);
+  if (Sched)
+    noteReordered(S, *Sched, Results);
   backends::ExportStatus Status;
   if (Sched) {
     std::string Skipped = skippedProof(Results);

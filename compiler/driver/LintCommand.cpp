@@ -12,7 +12,9 @@
 // 2 on a usage error (the worst wins).
 //
 //===----------------------------------------------------------------------===//
+#include "pps/backends/TorchCsv.h"
 #include "pps/driver/Pipeline.h"
+#include "pps/pipeline/PassPipeline.h"
 #include "pps/support/Printable.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -32,6 +34,15 @@ static llvm::cl::SubCommand
     LintCmd("lint",
             "Check schedules: dependencies, comms, deadlock (with the cycle), "
             "memory; files and directories");
+
+static llvm::cl::opt<bool> Fix(
+    "fix",
+    llvm::cl::desc("Reorder the sends and receives of a schedule that has "
+                   "them (--comm-placement=optimize under its comm model) and "
+                   "say what it gains; a .csv input is rewritten in place "
+                   "when the new order is faster (a .pps is not: write it "
+                   "with `ppsc emit --reorder-comms`)"),
+    llvm::cl::sub(LintCmd), llvm::cl::cat(opts::Category));
 
 // Inputs after the first (which the shared positional opts::Input takes
 // when it reaches lint): made by main after the static options, so that it
@@ -56,6 +67,41 @@ struct Lint {
   bool FromDir = false;  // this file was found in a directory
   llvm::json::Array All; // JSON diagnostics of every file (several files)
 };
+
+/// lint --fix once the pipeline ran with ReorderComms: says what the
+/// reordering gained and, when it did and the input is a PyTorch CSV,
+/// rewrites the input with the new order (whole or not at all). False on a
+/// write error (reported).
+bool fixInPlace(Session &S, const ir::Schedule &Sched,
+                const passes::AnalysisResults &Results) {
+  noteReordered(S, Sched, Results);
+  if (!Results.Reordered ||
+      !(Results.Reordered->second < Results.Reordered->first))
+    return true;
+  llvm::StringRef Path = opts::Input.getValue();
+  if (!Path.endswith(".csv") || Path == "-") {
+    S.Diags.report(DiagKind::CommsReordered, Sched.DeclLoc,
+                   fmt::format("{} was not rewritten: lint --fix rewrites CSV "
+                               "files only; write the new order with `ppsc "
+                               "emit --reorder-comms --target=pps` (or torch, "
+                               "json, cpp)",
+                               Path == "-" ? "the input" : Path.str()));
+    return true;
+  }
+  std::string Error;
+  std::unique_ptr<OutputFile> OS = OutputFile::create(Path, Error);
+  if (!OS) {
+    S.Diags.report(DiagKind::FileError, NoLoc, std::move(Error));
+    return false;
+  }
+  backends::emitTorchCsv(
+      Sched, *OS,
+      {/*WithComms=*/true, pipeline::proved(Results)
+                               ? backends::ExportStatus::verified(Sched)
+                               : backends::ExportStatus::unverified(
+                                     Sched, "rewritten by lint --fix")});
+  return S.commitOutput(*OS);
+}
 
 /// Lints opts::Input.
 Outcome lintOne(Lint &L) {
@@ -101,7 +147,10 @@ Outcome lintOne(Lint &L) {
     return Outcome::Usage;
   }
   passes::AnalysisResults Results;
-  bool Ok = runPipeline(S, *Sched, PipelineGoal::Check, Results);
+  bool HadComms = Sched->hasComms();
+  bool Ok = runPipeline(S, *Sched, PipelineGoal::Check, Results, Fix);
+  if (Fix && Ok && HadComms)
+    Ok = fixInPlace(S, *Sched, Results);
   bool Findings = !Ok || S.Diags.numErrors() > 0;
   unsigned Warnings = S.Diags.numWarnings();
   // Say what was not checked rather than claim it below.

@@ -62,10 +62,6 @@ static cl::opt<bool> AsyncComm("async-comm",
                                cl::desc("Comm overlaps compute (overrides a "
                                         "schedule that says blocking)"),
                                cl::sub(SimCmd), cl::cat(opts::Category));
-static cl::opt<double> LatencyOpt("latency",
-                                  cl::desc("Override the per-message latency"),
-                                  cl::value_desc("time"), cl::init(-1),
-                                  cl::sub(SimCmd), cl::cat(opts::Category));
 static cl::opt<std::string>
     Timing("timing",
            cl::desc("Cross-rank waits from: auto (comm actions if any, else "
@@ -236,12 +232,6 @@ static int runSim() {
     SO.BlockingComm = true;
   if (AsyncComm)
     SO.BlockingComm = false;
-  if (LatencyOpt.getNumOccurrences()) {
-    if (!(LatencyOpt >= 0) || LatencyOpt > frontend::MaxTime)
-      return usage(fmt::format("--latency must be a time from 0 to {:.10g}",
-                               frontend::MaxTime));
-    SO.Latency = LatencyOpt;
-  }
   if (Timing == "comms")
     SO.Dataflow = sim::DataflowMode::Comms;
   else if (Timing == "dataflow")

@@ -23,7 +23,7 @@ void addPasses(passes::PassManager &PM, const ir::Schedule &S,
   // Verification first: insert-comms trusts a complete, ordered compute set.
   PM.add(passes::createVerifyDepsPass());
   // Comms next (or a check of the user's), so later passes see what runs.
-  PM.add(passes::createInsertCommsPass());
+  PM.add(passes::createInsertCommsPass(Config.Comms));
   // The independent proof: matching and the happens-before graph.
   if (Check)
     PM.add(passes::createDeadlockPass());

@@ -71,10 +71,11 @@ extern llvm::cl::opt<std::string> Color;
 extern llvm::cl::opt<std::string> CommModel;
 extern llvm::cl::opt<std::string> Stream;
 extern llvm::cl::opt<std::string> EagerThreshold;
+extern llvm::cl::opt<double> Latency;
 } // namespace opts
 
-/// What --comm-model, --stream and --eager-threshold change of a schedule
-/// (CommOptions.cpp).
+/// What --comm-model, --stream, --eager-threshold and --latency change of a
+/// schedule (CommOptions.cpp).
 struct CommOverrides {
   std::optional<ir::CommModel> Model;
   /// The stream rule --comm-model=nccl sets.
@@ -82,6 +83,8 @@ struct CommOverrides {
   std::optional<ir::StreamScope> Scope;
   /// Bytes; < 0: no threshold.
   std::optional<double> Threshold;
+  /// --latency: the per-message latency (time units).
+  std::optional<double> Latency;
 
   bool any() const;
   /// Writes them into S (the model, then the preset, then the others).
