@@ -214,6 +214,8 @@ inline const char *kindColor(ir::ActionKind K) {
 constexpr const char *OverlapColor = "#e15759";
 constexpr const char *TransferColor = "#f28e2b";
 constexpr const char *WaitColor = "#d4d4d4";
+/// A comm held back on its stream behind an earlier one (the stream rule).
+constexpr const char *HeldColor = "#d62728";
 
 /// Human text for one of the figures (pps/support/Figures.h).
 inline std::string fmtTime(double T) { return figureText(T); }
