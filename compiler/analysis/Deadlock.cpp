@@ -106,12 +106,16 @@ bool walk(const ir::Schedule &S, const Matching &M, DeadlockResult &R) {
       // Wake partners whose posted groups were waiting for this post.
       for (uint32_t I = Start; I < End; ++I) {
         uint32_t Y = M.Partner[M.Ids.gid(Rk, I)];
-        // A receive whose send is eager wakes nobody: the send never waited.
-        if (Y == NoAction ||
-            (!ir::isSend(Acts[I].Kind) && eagerMessage(S, R, Acts[I].Kind)))
+        if (Y == NoAction)
           continue;
         int32_t Q = Acts[I].Peer;
         uint32_t YL = uint32_t(M.Ids.indexOn(Q, Y));
+        // A receive whose send is eager wakes nobody: the send never waited.
+        // (The send's own message decides: a mismatched pair may carry
+        // another kind than the receive expects.)
+        if (!ir::isSend(Acts[I].Kind) &&
+            eagerMessage(S, R, S.Ranks[Q].Actions[YL].Kind))
+          continue;
         if (Q == Rk && YL >= Start && YL < End)
           continue;
         DeadlockResult::RankState &QS = R.Ranks[Q];

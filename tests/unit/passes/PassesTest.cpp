@@ -634,12 +634,12 @@ TEST(Robustness, RandomGarbageNeverCrashesAnyPass) {
 /// is in force.
 static Schedule earlyReceives(CommStream St) {
   ScheduleBuilder B(2, 2, 4);
-  auto &R0 = B.rank(0);
+  auto R0 = B.rank(0);
   for (int M = 0; M < 4; ++M)
     R0.F(M).comm(ActionKind::SendF, M, 0, 1);
   for (int M = 0; M < 4; ++M)
     R0.comm(ActionKind::RecvB, M, 0, 1).B(M);
-  auto &R1 = B.rank(1);
+  auto R1 = B.rank(1);
   for (int M = 0; M < 4; ++M)
     R1.comm(ActionKind::RecvF, M, 1, 0);
   for (int M = 0; M < 4; ++M)
