@@ -89,6 +89,10 @@ TimingResult Engine::run() {
   Dataflow = Opts.Dataflow;
   Route = S.Topo.route();
   StreamRule = Opts.Stream ? *Opts.Stream : S.Stream;
+  // Executor timing is what ppsrt::Executor does, which posts comms in
+  // program order on the rank's thread with no stream rule of its own.
+  if (Executor)
+    StreamRule = ir::CommStream();
   InOrder = !Blocking && StreamRule.inOrder();
   OneStream = Blocking || Model == ir::CommModel::Batched ||
               (InOrder && StreamRule.Scope == ir::StreamScope::Rank);
