@@ -58,10 +58,13 @@ costEntry : costKey (LBRACK STAGE_KW expr RBRACK)? ASSIGN quantity SEMI ;
 costKey : COMPUTE_KIND | OVERLAP | ident ;
 
 // model eager; latency 0.05 ms; bandwidth 50 GB/s; activation 64 MiB; blocking;
+// stream rank; eager threshold 64 KiB;
 commEntry
-  : ident quantity SEMI                              # commValue
-  | ident ident? SEMI                                # commFlag
+  : ident commWord? quantity SEMI                    # commValue
+  | ident commWord? SEMI                             # commFlag
   ;
+// `rank` is a keyword, and a stream scope.
+commWord : ident | RANK ;
 quantity : MINUS? number unit? ;
 // `B` lexes as COMPUTE_KIND, so units accept it ("64 B", "B/ms").
 unit : unitName (SLASH unitName)? ;

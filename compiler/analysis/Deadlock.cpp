@@ -15,7 +15,10 @@
 //===----------------------------------------------------------------------===//
 #include "pps/analysis/Deadlock.h"
 
+#include "pps/analysis/Dependencies.h"
 #include "pps/analysis/Describe.h"
+
+#include "llvm/ADT/DenseMap.h"
 
 #include <fmt/format.h>
 
@@ -28,17 +31,31 @@ using ir::CommModel;
 
 namespace {
 
+/// True if the message comm kind K carries is sent eagerly (the send never
+/// waits for its receive): the schema's rule, shared with the timing engine
+/// and the runtime.
+bool eagerMessage(const ir::Schedule &S, const DeadlockResult &R,
+                  ir::ActionKind K) {
+  return schema::sendIsEager(R.Model, R.Stream, S.Cost.messageBytes(K));
+}
+
+bool perPeer(const DeadlockResult &R) {
+  return R.Stream.Scope == ir::StreamScope::Peer;
+}
+
 /// True if operation I of Rank's posted group [Start, End) is matched:
-/// its partner is posted (or, eager, it is a send).
+/// its partner is posted (or it is an eager send).
 bool satisfied(const ir::Schedule &S, const Matching &M,
                const DeadlockResult &R, int32_t Rank, size_t Start, size_t End,
                size_t I) {
   const Action &A = S.Ranks[Rank].Actions[I];
-  if (R.Model == CommModel::Eager && ir::isSend(A.Kind))
+  if (ir::isSend(A.Kind) && eagerMessage(S, R, A.Kind))
     return true;
   uint32_t Y = M.Partner[M.Ids.gid(Rank, I)];
   if (Y == NoAction)
     return false;
+  if (perPeer(R))
+    return R.Posted[Y];
   int32_t Q = A.Peer; // a partner is on the peer's rank
   size_t YL = M.Ids.indexOn(Q, Y);
   if (Q == Rank && YL >= Start && YL < End)
@@ -56,7 +73,6 @@ bool walk(const ir::Schedule &S, const Matching &M, DeadlockResult &R) {
   for (int32_t Rk = NumRanks; Rk-- > 0;)
     Work.push_back(Rk);
   bool Batched = R.Model == CommModel::Batched;
-  bool Eager = R.Model == CommModel::Eager;
 
   while (!Work.empty()) {
     int32_t Rk = Work.back();
@@ -90,10 +106,16 @@ bool walk(const ir::Schedule &S, const Matching &M, DeadlockResult &R) {
       // Wake partners whose posted groups were waiting for this post.
       for (uint32_t I = Start; I < End; ++I) {
         uint32_t Y = M.Partner[M.Ids.gid(Rk, I)];
-        if (Y == NoAction || (Eager && !ir::isSend(Acts[I].Kind)))
+        if (Y == NoAction)
           continue;
         int32_t Q = Acts[I].Peer;
         uint32_t YL = uint32_t(M.Ids.indexOn(Q, Y));
+        // A receive whose send is eager wakes nobody: the send never waited.
+        // (The send's own message decides: a mismatched pair may carry
+        // another kind than the receive expects.)
+        if (!ir::isSend(Acts[I].Kind) &&
+            eagerMessage(S, R, S.Ranks[Q].Actions[YL].Kind))
+          continue;
         if (Q == Rk && YL >= Start && YL < End)
           continue;
         DeadlockResult::RankState &QS = R.Ranks[Q];
@@ -111,6 +133,150 @@ bool walk(const ir::Schedule &S, const Matching &M, DeadlockResult &R) {
   return true;
 }
 
+/// Scope peer: one in-order sequence of comms per (rank, peer); an
+/// operation is posted once the one before it on its sequence completed and
+/// every compute before it in program order finished; a compute finishes
+/// once the receive it consumes (if any) completed. Fills R.Posted,
+/// R.StuckOps and, for the explanation, R.Ranks[r] = the first stuck op.
+bool walkPeer(const ir::Schedule &S, const Matching &M, DeadlockResult &R) {
+  int32_t NumRanks = int32_t(S.Ranks.size());
+  uint32_t Total = M.Ids.size();
+  R.Ranks.assign(NumRanks, DeadlockResult::RankState());
+  R.StuckOps.assign(NumRanks, {});
+  R.Posted.assign(Total, 0);
+  std::vector<uint8_t> Done(Total, 0);
+
+  // Per rank: its sequences (ops per peer, program order), and which
+  // receive serves each compute (by (kind, microbatch, stage)).
+  struct Seq {
+    int32_t Peer;
+    std::vector<uint32_t> Ops;
+    uint32_t Head = 0;
+  };
+  struct RankSt {
+    std::vector<Seq> Seqs;
+    uint32_t Compute = 0; // first compute not finished (program index)
+  };
+  std::vector<RankSt> Rs(NumRanks);
+  // (rank, kind, microbatch, stage) -> index of the receive on the rank.
+  llvm::DenseMap<std::pair<uint64_t, uint64_t>, uint32_t> RecvOf;
+  auto Key = [](int32_t Rank, ir::ActionKind K, int32_t Mb, int32_t St) {
+    return std::make_pair(
+        (uint64_t(uint32_t(Rank)) << 8) | uint64_t(unsigned(K)),
+        (uint64_t(uint32_t(Mb)) << 32) | uint64_t(uint32_t(St)));
+  };
+  for (int32_t Rk = 0; Rk < NumRanks; ++Rk) {
+    const auto &Acts = S.Ranks[Rk].Actions;
+    for (uint32_t I = 0; I < Acts.size(); ++I) {
+      const Action &A = Acts[I];
+      if (!ir::isComm(A.Kind))
+        continue;
+      Seq *Sq = nullptr;
+      for (Seq &X : Rs[Rk].Seqs)
+        if (X.Peer == A.Peer)
+          Sq = &X;
+      if (!Sq) {
+        Rs[Rk].Seqs.push_back({A.Peer, {}, 0});
+        Sq = &Rs[Rk].Seqs.back();
+      }
+      Sq->Ops.push_back(I);
+      if (ir::isRecv(A.Kind))
+        RecvOf.try_emplace(Key(Rk, A.Kind, A.Microbatch, A.Stage), I);
+    }
+  }
+  std::vector<int32_t> Work;
+  for (int32_t Rk = NumRanks; Rk-- > 0;)
+    Work.push_back(Rk);
+  auto Complete = [&](int32_t Rk, uint32_t I) {
+    uint32_t G = M.Ids.gid(Rk, I);
+    if (Done[G])
+      return;
+    Done[G] = 1;
+    Work.push_back(Rk);
+  };
+  // Completes what posting op I of Rk (now posted) allows.
+  auto OnPosted = [&](int32_t Rk, uint32_t I) {
+    const Action &A = S.Ranks[Rk].Actions[I];
+    uint32_t G = M.Ids.gid(Rk, I);
+    R.Posted[G] = 1;
+    bool Eager = eagerMessage(S, R, A.Kind);
+    if (ir::isSend(A.Kind) && Eager)
+      Complete(Rk, I);
+    uint32_t Y = M.Partner[G];
+    if (Y == NoAction || !R.Posted[Y])
+      return;
+    int32_t Q = A.Peer;
+    uint32_t YL = uint32_t(M.Ids.indexOn(Q, Y));
+    // Both ends posted: a rendezvous pair completes; the receive of an
+    // eager message completes now that its send is posted.
+    Complete(Rk, I);
+    Complete(Q, YL);
+  };
+  while (!Work.empty()) {
+    int32_t Rk = Work.back();
+    Work.pop_back();
+    RankSt &St = Rs[Rk];
+    const auto &Acts = S.Ranks[Rk].Actions;
+    for (bool Moved = true; Moved;) {
+      Moved = false;
+      // The computes, up to one whose receive has not completed.
+      while (St.Compute < Acts.size()) {
+        const Action &A = Acts[St.Compute];
+        if (ir::isCompute(A.Kind)) {
+          ir::ActionKind RK = inputRecvKind(S.Topo, A);
+          if (RK != ir::ActionKind::Idle) {
+            auto It = RecvOf.find(Key(Rk, RK, A.Microbatch, A.Stage));
+            if (It != RecvOf.end() && It->second < St.Compute &&
+                !Done[M.Ids.gid(Rk, It->second)])
+              break;
+          }
+        }
+        ++St.Compute;
+        Moved = true;
+      }
+      for (Seq &Sq : St.Seqs)
+        while (Sq.Head < Sq.Ops.size()) {
+          uint32_t I = Sq.Ops[Sq.Head];
+          uint32_t G = M.Ids.gid(Rk, I);
+          if (!R.Posted[G]) {
+            // St.Compute stops at the first compute that has not finished.
+            if (St.Compute < I)
+              break;
+            OnPosted(Rk, I);
+            Moved = true;
+          }
+          if (!Done[G])
+            break;
+          ++Sq.Head;
+          Moved = true;
+        }
+    }
+  }
+  bool Free = true;
+  for (int32_t Rk = 0; Rk < NumRanks; ++Rk) {
+    const RankSt &St = Rs[Rk];
+    for (const Seq &Sq : St.Seqs)
+      if (Sq.Head < Sq.Ops.size() && R.Posted[M.Ids.gid(Rk, Sq.Ops[Sq.Head])])
+        R.StuckOps[Rk].push_back(Sq.Ops[Sq.Head]);
+    std::sort(R.StuckOps[Rk].begin(), R.StuckOps[Rk].end());
+    bool SeqsDone = true;
+    for (const Seq &Sq : St.Seqs)
+      SeqsDone &= Sq.Head == Sq.Ops.size();
+    DeadlockResult::RankState &RS = R.Ranks[Rk];
+    if (SeqsDone && St.Compute == S.Ranks[Rk].Actions.size()) {
+      RS.Cursor = RS.GroupEnd = uint32_t(S.Ranks[Rk].Actions.size());
+      continue;
+    }
+    Free = false;
+    uint32_t First = R.StuckOps[Rk].empty() ? St.Compute : R.StuckOps[Rk][0];
+    RS.Cursor = First;
+    RS.GroupEnd = First + 1;
+    RS.Posted = 1;
+    RS.Remaining = 1;
+  }
+  return Free;
+}
+
 /// Explains where the ranks of a result that is not free block.
 class Report {
 public:
@@ -125,6 +291,9 @@ private:
   /// The operation of Rk's posted group that waits for rank Q, else
   /// Fallback.
   size_t waitOp(int32_t Rk, int32_t Q, size_t Fallback) const;
+  /// Rk's posted, unfinished operations: its posted group, or under scope
+  /// peer the heads of its stuck sequences.
+  llvm::SmallVector<size_t, 4> postedOps(int32_t Rk) const;
   uint32_t gid(int32_t Rank, size_t I) const { return M.Ids.gid(Rank, I); }
   bool satisfied(int32_t Rank, size_t Start, size_t End, size_t I) const {
     return analysis::satisfied(S, M, R, Rank, Start, End, I);
@@ -163,7 +332,7 @@ DeadlockExplanation Report::explain(std::vector<size_t> &FirstBlocked) const {
     const DeadlockResult::RankState &RS = R.Ranks[Rk];
     if (RS.Cursor >= S.Ranks[Rk].Actions.size())
       continue;
-    for (size_t I = RS.Cursor; I < RS.GroupEnd; ++I) {
+    for (size_t I : postedOps(Rk)) {
       if (satisfied(Rk, RS.Cursor, RS.GroupEnd, I))
         continue;
       if (FirstBlocked[Rk] == SIZE_MAX)
@@ -201,9 +370,21 @@ DeadlockExplanation Report::explain(std::vector<size_t> &FirstBlocked) const {
   return X;
 }
 
-size_t Report::waitOp(int32_t Rk, int32_t Q, size_t Fallback) const {
+llvm::SmallVector<size_t, 4> Report::postedOps(int32_t Rk) const {
+  llvm::SmallVector<size_t, 4> Ops;
+  if (perPeer(R)) {
+    Ops.append(R.StuckOps[Rk].begin(), R.StuckOps[Rk].end());
+    return Ops;
+  }
   const DeadlockResult::RankState &RS = R.Ranks[Rk];
   for (size_t I = RS.Cursor; I < RS.GroupEnd; ++I)
+    Ops.push_back(I);
+  return Ops;
+}
+
+size_t Report::waitOp(int32_t Rk, int32_t Q, size_t Fallback) const {
+  const DeadlockResult::RankState &RS = R.Ranks[Rk];
+  for (size_t I : postedOps(Rk))
     if (!satisfied(Rk, RS.Cursor, RS.GroupEnd, I) &&
         M.Partner[gid(Rk, I)] != NoAction && S.Ranks[Rk].Actions[I].Peer == Q)
       return I;
@@ -226,7 +407,7 @@ void Report::run(DiagnosticEngine &D) const {
   auto Loc = [&](int32_t Rk, size_t I) {
     return locOf(S, S.Ranks[Rk].Actions[I]);
   };
-  llvm::StringRef ModelName = ir::commModelName(R.Model);
+  std::string ModelName = ir::commDescription(R.Model, R.Stream);
 
   Diagnostic *Dg = nullptr;
   std::vector<uint8_t> OnCycle(NumRanks, 0);
@@ -243,9 +424,8 @@ void Report::run(DiagnosticEngine &D) const {
         Cycle.size() == 1   ? fmt::format("rank {} waits on itself", R0)
         : Cycle.size() == 2 ? fmt::format("ranks {} wait on each other", Ranks)
                             : fmt::format("ranks {} wait in a cycle", Ranks);
-    Dg = &D.report(
-        DiagKind::Deadlock, Loc(R0, WaitOp(R0, R1)),
-        fmt::format("deadlock under the {} model: {}", ModelName.str(), What));
+    Dg = &D.report(DiagKind::Deadlock, Loc(R0, WaitOp(R0, R1)),
+                   fmt::format("deadlock under the {}: {}", ModelName, What));
     for (size_t K = 0; K < Cycle.size(); ++K) {
       int32_t Rk = Cycle[K], Q = Cycle[(K + 1) % Cycle.size()];
       size_t I = WaitOp(Rk, Q);
@@ -259,9 +439,9 @@ void Report::run(DiagnosticEngine &D) const {
     // No cycle: every chain of waits ends at an operation nothing matches.
     Dg = &D.report(DiagKind::UnmatchedRecv,
                    Loc(Stuck.front(), FirstBlocked[Stuck.front()]),
-                   fmt::format("the schedule cannot finish under the {} model: "
+                   fmt::format("the schedule cannot finish under the {}: "
                                "{} rank{} forever",
-                               ModelName.str(), Stuck.size(),
+                               ModelName, Stuck.size(),
                                Stuck.size() > 1 ? "s block" : " blocks"));
     for (int32_t Rk : Stuck)
       if (M.Partner[gid(Rk, FirstBlocked[Rk])] == NoAction &&
@@ -288,10 +468,12 @@ void Report::run(DiagnosticEngine &D) const {
 } // namespace
 
 DeadlockResult checkDeadlock(const ir::Schedule &S, const Matching &M,
-                             CommModel Model) {
+                             CommModel Model,
+                             std::optional<ir::CommStream> Stream) {
   DeadlockResult R;
   R.Model = Model;
-  R.Free = walk(S, M, R);
+  R.Stream = Stream ? *Stream : S.Stream;
+  R.Free = perPeer(R) ? walkPeer(S, M, R) : walk(S, M, R);
   return R;
 }
 

@@ -88,7 +88,14 @@ TimingResult Engine::run() {
   Blocking = Opts.Timing != CommTiming::Async;
   Dataflow = Opts.Dataflow;
   Route = S.Topo.route();
-  OneStream = Blocking || Model == ir::CommModel::Batched;
+  StreamRule = Opts.Stream ? *Opts.Stream : S.Stream;
+  // Executor timing is what ppsrt::Executor does, which posts comms in
+  // program order on the rank's thread with no stream rule of its own.
+  if (Executor)
+    StreamRule = ir::CommStream();
+  InOrder = !Blocking && StreamRule.inOrder();
+  OneStream = Blocking || Model == ir::CommModel::Batched ||
+              (InOrder && StreamRule.Scope == ir::StreamScope::Rank);
 
   P = int32_t(S.Ranks.size());
   Ranks.resize(P);
@@ -102,6 +109,10 @@ TimingResult Engine::run() {
     Res.Times[R].Start.assign(N, NaN);
     Res.Times[R].End.assign(N, NaN);
     Res.Times[R].TransferStart.assign(N, NaN);
+    if (Opts.KeepHeld && !Blocking && !Dataflow) {
+      Res.Times[R].Held.assign(N, 0.0);
+      Res.Times[R].HeldBy.assign(N, NoRef);
+    }
     if (Opts.KeepPreds)
       Res.Preds[R].reset(new uint64_t[N]);
     if (!Dataflow)

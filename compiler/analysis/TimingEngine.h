@@ -57,6 +57,11 @@ struct Slot {
   uint16_t Stream = 0; // the poster's stream on its rank
   ActionKind Kind = ActionKind::Idle;
   bool IsSend = false;
+  bool Eager = false; // a send that does not wait for its receive
+  /// When the rank issued it (<= Ready; less when its track held it back),
+  /// and the operation blamed for the hold (NoRef: none).
+  double Issue = 0;
+  uint64_t HeldBy = NoRef;
 };
 
 /// FIFO matching on one (source, destination) channel: the n-th send is
@@ -94,6 +99,9 @@ constexpr double Pending = std::numeric_limits<double>::infinity();
 /// One comm track of a rank: under async rendezvous/eager one per peer (the
 /// ops between two ranks progress in program order, ops to different peers
 /// independently); under batched, and when blocking, one for all comms.
+/// Under the stream rule a track is a stream: one per rank (scope rank,
+/// or batched) or one per peer (scope peer), whose next operation waits for
+/// the previous one to complete.
 /// Executor timing has one track for the comms that hold the rank and one
 /// for those that do not (deferred receives, eager sends), whose ops are
 /// posted one by one and complete independently.
@@ -177,8 +185,12 @@ private:
   /// for by its consumer, an eager send).
   bool deferred(const Action &A) const {
     return Executor && Model != ir::CommModel::Batched &&
-           (ir::isRecv(A.Kind) ? !Opts.BlockingRecv
-                               : Model == ir::CommModel::Eager);
+           (ir::isRecv(A.Kind) ? !Opts.BlockingRecv : eagerSend(A));
+  }
+  /// A send that completes without waiting for its receive: the eager
+  /// model, or a message under the stream rule's eager threshold.
+  bool eagerSend(const Action &A) const {
+    return schema::sendIsEager(Model, StreamRule, Cost.messageBytes(A.Kind));
   }
   /// Marks a rank to advance. The woken ranks are visited in sweeps over
   /// the rank numbers, alternately up and down (see run()).
@@ -210,6 +222,13 @@ private:
   void postBatch(int32_t R, Stream &Sm, double Ready, uint64_t ReadyRef);
   void post(int32_t R, Stream &Sm, uint32_t Idx, double Ready,
             uint64_t ReadyRef);
+  /// The operation to blame for holding back the next batch of Sm.
+  uint64_t blame(int32_t R, const Stream &Sm) const;
+  /// Records what holding X back cost: its transfer began (or, a receive
+  /// of an eager message, it ended) at Began, where with neither side held
+  /// it would have at max(X.Issue, Alone), Alone being the other side's
+  /// time if it was not held.
+  void recordHeld(const Slot &X, double Began, double Alone);
   void matched(const Slot &Send, const Slot &Recv);
   void opDone(uint64_t Ref, uint16_t StreamIdx, double End);
   /// Finishes the posted batch once every op matched; true if it did.
@@ -230,7 +249,14 @@ private:
   const TimingOptions &Opts;
   int32_t P, NS, NM;
   bool Blocking = false, Executor = false, Dataflow = false, OneStream = false;
+  /// Async timing under a stream scope: tracks are in-order streams.
+  bool InOrder = false;
   ir::CommModel Model = ir::CommModel::Rendezvous;
+  ir::CommStream StreamRule;
+  /// The batch being posted: when the rank issued it, and what held it
+  /// back (set around postBatch by advanceStreams).
+  double PostIssue = -std::numeric_limits<double>::infinity();
+  uint64_t PostBy = NoRef;
   ir::CostModel Cost;
   schema::Route Route;
   double MsgF = 0, MsgB = 0;

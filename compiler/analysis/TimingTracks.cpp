@@ -174,19 +174,18 @@ bool Engine::advanceStreams(int32_t R) {
         break;
       uint32_t I = Sm.Ops[Sm.Pos];
       const Action &A = St.Acts[I];
-      double Ready = Sm.Free;
-      uint64_t ReadyRef = Sm.FreeRef;
-      auto Later = [&](double Tm, uint64_t Ref) {
-        if (Tm > Ready) {
-          Ready = Tm;
-          ReadyRef = Ref;
-        }
-      };
-      if (OneStream) {
-        // Batched: the batch is posted when the computes before it finish.
+      // When the rank issues it (Issue; -inf: as soon as its track is
+      // free), and when its track lets it go (Sm.Free).
+      double Issue = -std::numeric_limits<double>::infinity();
+      uint64_t IssueRef = NoRef;
+      if (OneStream || InOrder) {
+        // In-order streams (and batched groups) are posted when the
+        // computes before them finish: ProcessGroupNCCL makes the comm
+        // stream wait for the compute stream at issue.
         if (St.CIdx <= I)
           break;
-        Later(T.Start[I], predOf(pack(R, I)));
+        Issue = T.Start[I];
+        IssueRef = predOf(pack(R, I));
       } else if (ir::isSend(A.Kind)) {
         // A send goes when its data is ready: at the end of the compute it
         // serves if that ran on this rank, else when the computes before
@@ -199,15 +198,30 @@ bool Engine::advanceStreams(int32_t R) {
             Prod = nullptr;
         }
         if (Prod) {
-          Later(Prod->At, Prod->ref());
+          Issue = Prod->At;
+          IssueRef = Prod->ref();
         } else {
           if (St.CIdx <= I)
             break;
-          Later(T.Start[I], predOf(pack(R, I)));
+          Issue = T.Start[I];
+          IssueRef = predOf(pack(R, I));
         }
       }
-      // A receive is posted as soon as its track is free.
+      double Ready = Sm.Free;
+      uint64_t ReadyRef = Sm.FreeRef;
+      PostIssue = Issue;
+      PostBy = NoRef;
+      if (Issue >= Ready) {
+        Ready = Issue;
+        ReadyRef = IssueRef;
+      } else if (Issue > -std::numeric_limits<double>::infinity()) {
+        PostBy = blame(R, Sm); // the track held it back
+      } else {
+        PostIssue = Ready; // a receive is posted as soon as its track is free
+      }
       postBatch(R, Sm, Ready, ReadyRef);
+      PostIssue = -std::numeric_limits<double>::infinity();
+      PostBy = NoRef;
       Moved = true;
     }
   }
@@ -275,6 +289,40 @@ void Engine::postBatch(int32_t R, Stream &Sm, double Ready, uint64_t ReadyRef) {
     post(R, Sm, Sm.Ops[K], Ready, ReadyRef);
 }
 
+uint64_t Engine::blame(int32_t R, const Stream &Sm) const {
+  // The batch about to be posted is held back by the operation that last
+  // freed the track. The cause is the nearest operation of that chain that
+  // waited for its partner (a receive posted before its data could come, a
+  // rendezvous send before its receive): one that was itself only held
+  // passes the blame on to what held it.
+  const RankTimeline &T = Res.Times[R];
+  uint64_t By = Sm.FreeRef;
+  if (By != NoRef && refRank(By) == R && !T.HeldBy.empty()) {
+    uint32_t J = refIdx(By);
+    bool Waited = T.TransferStart[J] > T.Start[J];
+    if (!Waited && T.Held[J] > 0 && T.HeldBy[J] != NoRef)
+      By = T.HeldBy[J];
+  }
+  return By;
+}
+
+void Engine::recordHeld(const Slot &X, double Began, double Alone) {
+  // What the hold cost X: how much later its transfer began (or, a receive
+  // of an eager message, it completed) than if both sides had been posted
+  // when their ranks issued them, at most X's own hold. A receive held
+  // behind another one whose data is late anyway loses nothing.
+  double D = std::min(Began - std::max(X.Issue, Alone), X.Ready - X.Issue);
+  if (!(D > 0))
+    return;
+  int32_t R = refRank(X.Ref);
+  Res.Ranks[R].StreamHeld += D;
+  RankTimeline &T = Res.Times[R];
+  if (!T.Held.empty() && X.HeldBy != NoRef) {
+    T.Held[refIdx(X.Ref)] = D;
+    T.HeldBy[refIdx(X.Ref)] = X.HeldBy;
+  }
+}
+
 void Engine::post(int32_t R, Stream &Sm, uint32_t Idx, double Ready,
                   uint64_t ReadyRef) {
   RankState &St = Ranks[R];
@@ -312,17 +360,25 @@ void Engine::post(int32_t R, Stream &Sm, uint32_t Idx, double Ready,
   Mine.IsSend = IsSend;
   Mine.Stream = SI;
   Mine.Kind = A.Kind;
+  // Posted by advanceStreams: when the rank issued it; else (blocking and
+  // executor timing) nothing holds it but the rank itself.
+  Mine.Issue = PostIssue > -std::numeric_limits<double>::infinity()
+                   ? std::min(PostIssue, Ready)
+                   : Ready;
+  Mine.HeldBy = PostBy;
   if (IsSend) {
     ++Ch.Messages;
     Ch.Bytes += A.Kind == ActionKind::SendF || Cost.GradientBytes < 0
                     ? Cost.ActivationBytes
                     : Cost.GradientBytes;
     ++Res.Ranks[R].Sends;
-    if (Model == ir::CommModel::Eager) {
+    Mine.Eager = eagerSend(A);
+    if (Mine.Eager) {
       // Eager: the send goes now and never waits for its receive.
       Mine.XStart = Ready;
       Mine.End = Ready + msgTime(A.Kind);
       T.TransferStart[Idx] = Mine.XStart;
+      recordHeld(Mine, Ready, -std::numeric_limits<double>::infinity());
       opDone(Me, SI, Mine.End);
     }
   } else {
@@ -346,13 +402,14 @@ void Engine::matched(const Slot &SendSlot, const Slot &RecvSlot) {
   // (whether it carries the same message is that analysis' finding).
   uint64_t SendRef = SendSlot.Ref, RecvRef = RecvSlot.Ref;
   double SendReady = SendSlot.Ready, RecvReady = RecvSlot.Ready;
-  if (Model == ir::CommModel::Eager) {
+  if (SendSlot.Eager) {
     // The send is done; the receive ends when the data is there.
     double X = std::max(RecvReady, SendSlot.XStart);
     double E = std::max(RecvReady, SendSlot.End);
     xstartOf(RecvRef) = std::min(X, E);
     if (SendSlot.End > RecvReady)
       setPred(RecvRef, SendRef);
+    recordHeld(RecvSlot, E, SendSlot.Issue + (SendSlot.End - SendSlot.XStart));
     opDone(RecvRef, RecvSlot.Stream, E);
     return;
   }
@@ -360,6 +417,8 @@ void Engine::matched(const Slot &SendSlot, const Slot &RecvSlot) {
   double E = Begin + msgTime(SendSlot.Kind);
   xstartOf(SendRef) = Begin;
   xstartOf(RecvRef) = Begin;
+  recordHeld(SendSlot, Begin, RecvSlot.Issue);
+  recordHeld(RecvSlot, Begin, SendSlot.Issue);
   // The side that was ready first waited for the other.
   if (SendReady > RecvReady)
     setPred(RecvRef, SendRef);
@@ -437,7 +496,10 @@ bool Engine::finishBatch(int32_t R, Stream &Sm) {
     recvDone(R, J, E);
     Sm.BatchDone = E;
     Sm.BatchDoneRef = pack(R, J);
-    Sm.Free = Blocking ? E : X;
+    // In-order streams and blocking comm: the next operation starts once
+    // this one has completed; the abstract model's tracks only order the
+    // starts of transfers.
+    Sm.Free = Blocking || InOrder ? E : X;
     Sm.FreeRef = Sm.BatchDoneRef;
     Sm.Pos = Sm.BatchEnd;
     Sm.Posted = false;
@@ -472,8 +534,8 @@ bool Engine::finishBatch(int32_t R, Stream &Sm) {
   // held until the batch has completed.
   Sm.BatchDone = MaxEnd;
   Sm.BatchDoneRef = pack(R, Arg);
-  Sm.Free = Blocking ? MaxEnd : MaxX;
-  Sm.FreeRef = pack(R, Blocking ? Arg : ArgX);
+  Sm.Free = Blocking || InOrder ? MaxEnd : MaxX;
+  Sm.FreeRef = pack(R, Blocking || InOrder ? Arg : ArgX);
   Sm.Pos = Sm.BatchEnd;
   Sm.Posted = false;
   return true;

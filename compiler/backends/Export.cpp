@@ -15,9 +15,9 @@ using namespace ir;
 std::string ExportStatus::sentence() const {
   if (Verified)
     return fmt::format("verified: dependencies, comm matching, freedom from "
-                       "deadlock under the {} model and memory checked as "
+                       "deadlock under the {} and memory checked as "
                        "`ppsc lint` does",
-                       commModelName(Model).str());
+                       commDescription(Model, Stream));
   return fmt::format("UNVERIFIED: not checked for deadlock ({})", Why);
 }
 

@@ -32,6 +32,17 @@ static void intArray(llvm::json::OStream &J, llvm::StringRef Name,
   });
 }
 
+/// {"scope": "rank", "eager_threshold_bytes": 65536} (null: none).
+static void commStream(llvm::json::OStream &J, const ir::CommStream &St) {
+  J.object([&] {
+    J.attribute("scope", ir::streamScopeName(St.Scope));
+    if (St.EagerThreshold >= 0)
+      J.attribute("eager_threshold_bytes", St.EagerThreshold);
+    else
+      J.attribute("eager_threshold_bytes", nullptr);
+  });
+}
+
 void emitJson(const ir::Schedule &S, llvm::raw_ostream &OS,
               const ExportStatus &Status) {
   analysis::ModelLayout Layout = analysis::modelLayout(S.Topo);
@@ -42,6 +53,9 @@ void emitJson(const ir::Schedule &S, llvm::raw_ostream &OS,
     J.attributeObject("verification", [&] {
       J.attribute("verified", Status.Verified);
       J.attribute("comm_model", ir::commModelName(Status.Model));
+      J.attributeBegin("comm_stream");
+      commStream(J, Status.Stream);
+      J.attributeEnd();
       if (!Status.Verified)
         J.attribute("reason", Status.Why);
     });
@@ -92,6 +106,9 @@ void emitJson(const ir::Schedule &S, llvm::raw_ostream &OS,
       J.attribute("async_comm", S.Cost.AsyncComm);
     });
     J.attribute("comm_model", ir::commModelName(S.Comm));
+    J.attributeBegin("comm_stream");
+    commStream(J, S.Stream);
+    J.attributeEnd();
     if (S.MemoryLimit)
       J.attribute("memory_limit", *S.MemoryLimit);
     else

@@ -142,6 +142,11 @@ void Printer::printComm() {
   std::string Body;
   if (S.Comm != ir::CommModel::Rendezvous)
     Body += fmt::format(" model {};", ir::commModelName(S.Comm).str());
+  if (S.Stream.Scope != ir::StreamScope::None)
+    Body +=
+        fmt::format(" stream {};", ir::streamScopeName(S.Stream.Scope).str());
+  if (S.Stream.EagerThreshold >= 0)
+    Body += fmt::format(" eager threshold {} B;", num(S.Stream.EagerThreshold));
   if (C.Latency != D.Latency)
     Body += fmt::format(" latency {};", num(C.Latency));
   if (C.BandwidthBytesPerMs != D.BandwidthBytesPerMs)

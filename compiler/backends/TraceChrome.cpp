@@ -149,8 +149,10 @@ void writeChromeTrace(const ir::Schedule &S, const sim::SimResult &R,
   // lane k of receive waits is tid 2 + 2k. The scratch vectors are reused
   // across ranks.
   std::vector<std::pair<double, uint32_t>> Order;
-  std::vector<uint16_t> XferLane, WaitLane;
+  std::vector<uint16_t> XferLane, WaitLane, HeldLane;
   llvm::SmallVector<double, 4> LaneEnd;
+  // Threads of the lanes of comms held back on their stream.
+  constexpr int64_t HeldTid = 100000;
   auto Assign = [&](std::vector<uint16_t> &Lane, auto End) {
     llvm::sort(Order);
     LaneEnd.clear();
@@ -185,6 +187,40 @@ void writeChromeTrace(const ir::Schedule &S, const sim::SimResult &R,
         Order.push_back({T.Start[I], I});
     size_t WLanes =
         Assign(WaitLane, [&](uint32_t I) { return T.TransferStart[I]; });
+    // Comms held back on their stream (the stream rule): lanes of their
+    // own, tid HeldTid + k.
+    HeldLane.assign(N, 0);
+    Order.clear();
+    bool AnyHeld = !T.Held.empty();
+    if (AnyHeld)
+      for (uint32_t I = 0; I < N; ++I)
+        if (T.Held[I] > 0 && T.HeldBy[I] != ~uint64_t(0) &&
+            std::isfinite(T.Start[I]))
+          Order.push_back({T.Start[I] - T.Held[I], I});
+    size_t HLanes = Order.empty() ? 0 : Assign(HeldLane, [&](uint32_t I) {
+      return T.Start[I];
+    });
+    for (size_t K = 0; K < HLanes; ++K) {
+      Sep();
+      B.put("{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":").num(Rk);
+      B.put(",\"tid\":").num(int64_t(HeldTid + K));
+      B.put(",\"args\":{\"name\":\"comm held (stream)");
+      if (K)
+        B.put(' ').num(int64_t(K + 1));
+      B.put("\"}}");
+    }
+    for (const auto &[T0, I] : Order) {
+      const ir::Action &A = Acts[I];
+      const ir::Action &By =
+          S.Ranks[T.HeldBy[I] >> 32].Actions[uint32_t(T.HeldBy[I])];
+      Sep();
+      B.put("{\"name\":\"held ").action(A);
+      B.put("\",\"cat\":\"held\",\"ph\":\"X\",\"pid\":").num(Rk);
+      B.put(",\"tid\":").num(int64_t(HeldTid + HeldLane[I]));
+      B.put(",\"ts\":").us(T0 * Us).put(",\"dur\":").us(T.Held[I] * Us);
+      B.put(",\"args\":{\"held_by\":\"").action(By);
+      B.put("\",\"kind\":\"held\"}}");
+    }
     for (size_t K = 0; K < std::max(XLanes, WLanes); ++K) {
       for (int Wait = 0; Wait < 2; ++Wait) {
         if (K == 0 && Wait == 0)

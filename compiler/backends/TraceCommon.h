@@ -8,6 +8,7 @@
 #pragma once
 
 #include "pps/backends/Trace.h"
+#include "pps/support/Figures.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringRef.h"
@@ -213,22 +214,11 @@ inline const char *kindColor(ir::ActionKind K) {
 constexpr const char *OverlapColor = "#e15759";
 constexpr const char *TransferColor = "#f28e2b";
 constexpr const char *WaitColor = "#d4d4d4";
+/// A comm held back on its stream behind an earlier one (the stream rule).
+constexpr const char *HeldColor = "#d62728";
 
-/// Human text for one of the figures, exact enough to compare with a paper:
-/// 12 significant digits, no trailing zeros (33 -> "33", 12.5 -> "12.5",
-/// 1236.541 -> "1236.541"); the rounding noise of sums of latencies
-/// (61.199999999999996) prints as 61.2, and a difference that is only such
-/// noise (below 1e-9) as 0. Machine-readable outputs (JSON, CSV) carry the
-/// shortest exact representation instead.
-inline std::string fmtTime(double T) {
-  if (!std::isfinite(T))
-    return "-";
-  if (std::fabs(T) < 1e-9)
-    return "0";
-  if (T == std::floor(T) && std::fabs(T) < 1e15)
-    return fmt::format("{}", int64_t(T));
-  return fmt::format("{:.12g}", T);
-}
+/// Human text for one of the figures (pps/support/Figures.h).
+inline std::string fmtTime(double T) { return figureText(T); }
 
 /// A time for pictures and hover text: at most three decimals, no trailing
 /// zeros (28.929595 -> "28.93", 12.5 -> "12.5", 33 -> "33").

@@ -1,6 +1,8 @@
 //===- TraceData.cpp - per-action CSV and the figures as JSON -------------===//
 #include "TraceCommon.h"
 
+#include <cmath>
+
 namespace pps::backends {
 
 using detail::OutBuf;
@@ -54,6 +56,14 @@ void writeFiguresJson(const ir::Schedule &S, const sim::SimResult &R,
   B.put(",\n  \"microbatches\": ").num(S.Topo.Microbatches);
   B.put(",\n  \"actions\": ").num(int64_t(S.numActions()));
   B.put(",\n  \"comm_model\": ").jsonStr(ir::commModelName(R.Comm));
+  B.put(",\n  \"comm_stream\": {\"scope\": ")
+      .jsonStr(ir::streamScopeName(R.Stream.Scope));
+  B.put(", \"eager_threshold_bytes\": ");
+  if (R.Stream.EagerThreshold >= 0)
+    B.dbl(R.Stream.EagerThreshold);
+  else
+    B.put("null");
+  B.put('}');
   B.put(",\n  \"blocking\": ").put(R.Blocking ? "true" : "false");
   B.put(",\n  \"dataflow\": ").put(R.UsedDataflow ? "true" : "false");
   B.put(",\n  \"deadlocked\": ").put(R.Deadlocked ? "true" : "false");
@@ -63,6 +73,8 @@ void writeFiguresJson(const ir::Schedule &S, const sim::SimResult &R,
   B.put(",\n  \"bubble_over_ideal\": ").dbl(R.BubbleOverIdeal);
   B.put(",\n  \"mean_idle_fraction\": ").dbl(R.MeanIdleFraction);
   B.put(",\n  \"span\": ").dbl(R.Span);
+  if (std::isfinite(R.MakespanWithoutStreams))
+    B.put(",\n  \"makespan_without_streams\": ").dbl(R.MakespanWithoutStreams);
   B.put(",\n  \"peak_memory\": ").num(R.PeakMemory);
   if (S.MemoryLimit)
     B.put(",\n  \"memory_limit\": ").num(*S.MemoryLimit);
@@ -77,6 +89,11 @@ void writeFiguresJson(const ir::Schedule &S, const sim::SimResult &R,
     B.put(", \"idle\": ").dbl(X.Idle);
     B.put(", \"comm\": ").dbl(X.CommBusy);
     B.put(", \"comm_wait\": ").dbl(X.CommWait);
+    if (std::isfinite(R.MakespanWithoutStreams))
+      B.put(", \"stream_held\": ")
+          .dbl(X.StreamHeld)
+          .put(", \"stream_bubble\": ")
+          .dbl(X.StreamBubble);
     B.put(", \"end\": ").dbl(X.End);
     B.put(", \"span\": ").dbl(X.Span);
     B.put(", \"peak_memory\": ").num(X.PeakMemory);

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "TraceCommon.h"
 #include "TraceModel.h"
+#include "pps/backends/Trace.h"
 
 #include "pps/analysis/Memory.h"
 
@@ -152,6 +153,7 @@ void writeData(const ir::Schedule &S, const sim::SimResult &R,
   else
     B.put("null");
   B.put(",\"colors\":{\"wait\":\"").put(detail::WaitColor);
+  B.put("\",\"held\":\"").put(detail::HeldColor);
   B.put("\",\"transfer\":\"").put(detail::TransferColor);
   B.put("\",\"msgF\":\"#2f6aa8\",\"msgB\":\"#37842f\"}");
   if (Sh.chunks() > 1) {
@@ -287,7 +289,28 @@ void writeData(const ir::Schedule &S, const sim::SimResult &R,
                    : Peak);
     B.put(",\"end\":");
     dataNum(B, LastEnd);
-    B.put('}');
+    // Comms held back on their stream: [index, how long, what held them].
+    B.put(",\"held\":[");
+    if (Timed && !R.Times[Rk].Held.empty()) {
+      const sim::RankTimeline &T = R.Times[Rk];
+      bool FirstHeld = true;
+      for (size_t I = 0, E = 0; I < Acts.size(); ++I) {
+        if (Acts[I].Kind == ir::ActionKind::Idle)
+          continue;
+        size_t Shown = E++; // the index among the drawn actions
+        if (!(T.Held[I] > 0) || T.HeldBy[I] == ~uint64_t(0))
+          continue;
+        const ir::Action &By =
+            S.Ranks[T.HeldBy[I] >> 32].Actions[uint32_t(T.HeldBy[I])];
+        B.put(FirstHeld ? "[" : ",[").num(int64_t(Shown)).put(',');
+        dataNum(B, T.Held[I]);
+        B.put(',');
+        dataStr(B, actionName(By));
+        B.put(']');
+        FirstHeld = false;
+      }
+    }
+    B.put("]}");
   }
   B.put("],\n\"msgs\":[");
   // The n-th send from a to b is matched with the n-th receive at b from a.
@@ -395,6 +418,10 @@ void writeTables(const ir::Schedule &S, const sim::SimResult &R,
   row(B, "messages", fmt::format("{}", R.Messages),
       R.Bytes > 0 ? fmtBytes(R.Bytes)
                   : "no sizes given (comm { activation ... })");
+  if (std::isfinite(R.MakespanWithoutStreams))
+    row(B, "stream rule", "+" + fmtShort(R.Makespan - R.MakespanWithoutStreams),
+        fmt::format("makespan it adds ({} without it)",
+                    fmtShort(R.MakespanWithoutStreams)));
   row(B, "comm", ir::commModelName(R.Comm),
       R.UsedDataflow ? "dataflow timing: each cross-rank dependency costs one "
                        "message"
@@ -507,7 +534,7 @@ void writeLegend(const ir::Schedule &S, const sim::SimResult &R,
                  OutBuf &B) {
   // What was drawn: kinds that ran, overlap pairs, waits, transfers.
   bool Kind[ir::NumActionKinds] = {};
-  bool Pair = false, Wait = false, Xfer = false;
+  bool Pair = false, Wait = false, Xfer = false, Held = false;
   if (R.Times.size() == S.Ranks.size())
     for (size_t Rk = 0; Rk < S.Ranks.size(); ++Rk) {
       const auto &Acts = S.Ranks[Rk].Actions;
@@ -517,6 +544,7 @@ void writeLegend(const ir::Schedule &S, const sim::SimResult &R,
         if (!std::isfinite(T.End[I]) || A.Kind == ir::ActionKind::Idle)
           continue;
         if (ir::isComm(A.Kind)) {
+          Held |= !T.Held.empty() && T.Held[I] > 0;
           Wait |= T.TransferStart[I] > T.Start[I];
           Xfer |= T.End[I] > T.TransferStart[I];
           continue;
@@ -554,6 +582,10 @@ void writeLegend(const ir::Schedule &S, const sim::SimResult &R,
     B.put("<span class=\"item\"><i class=\"sw\" style=\"background:")
         .put(detail::WaitColor)
         .put("\"></i>receive waiting for its send</span>\n");
+  if (Held)
+    B.put("<span class=\"item\"><i class=\"sw\" style=\"background:")
+        .put(detail::HeldColor)
+        .put("\"></i>comm held back on its stream</span>\n");
   if (R.Deadlocked && !DV.Ranks.empty())
     B.put("<span class=\"item\"><i class=\"sw hatch\"></i>blocked "
           "forever</span>\n");
@@ -594,7 +626,9 @@ void writeHtml(const ir::Schedule &S, const sim::SimResult &R,
     B.put(", two directions");
   B.put(" &middot; ").num(S.Topo.Microbatches).put(" microbatches &middot; ");
   B.num(int64_t(S.numActions())).put(" actions &middot; ");
-  B.xml(ir::commModelName(R.Comm));
+  B.xml(R.Stream.inOrder() || R.Stream.EagerThreshold >= 0
+            ? ir::commDescription(R.Comm, R.Stream)
+            : ir::commModelName(R.Comm).str());
   B.put(R.UsedDataflow ? ", dataflow timing"
         : R.Blocking   ? ", blocking comm"
                        : ", async comm");

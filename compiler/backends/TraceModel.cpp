@@ -156,10 +156,11 @@ DeadlockView deadlockView(const ir::Schedule &S, const sim::SimResult &R) {
       Last = std::max(Last, T.Start[I]);
     return Last;
   };
-  llvm::StringRef Model = ir::commModelName(R.Comm);
+  std::string Model = ir::commDescription(R.Comm, R.Stream);
   if (!R.UsedDataflow && S.hasComms()) {
     analysis::Matching M = analysis::matchComms(S);
-    analysis::DeadlockResult DR = analysis::checkDeadlock(S, M, R.Comm);
+    analysis::DeadlockResult DR =
+        analysis::checkDeadlock(S, M, R.Comm, R.Stream);
     analysis::DeadlockExplanation X = analysis::explainDeadlock(S, M, DR);
     if (!X.Ranks.empty()) {
       V.Cycle = X.Cycle;
@@ -188,20 +189,20 @@ DeadlockView deadlockView(const ir::Schedule &S, const sim::SimResult &R) {
       V.Headline =
           V.Cycle.empty()
               ? fmt::format("the schedule cannot finish under the "
-                            "{} model: {} rank{} forever",
-                            Model.str(), V.Ranks.size(),
+                            "{}: {} rank{} forever",
+                            Model, V.Ranks.size(),
                             V.Ranks.size() > 1 ? "s block" : " blocks")
           : V.Cycle.size() == 1
-              ? fmt::format("deadlock under the {} model: rank {} waits on "
+              ? fmt::format("deadlock under the {}: rank {} waits on "
                             "itself",
-                            Model.str(), Ranks)
+                            Model, Ranks)
           : V.Cycle.size() == 2
-              ? fmt::format("deadlock under the {} model: ranks {} wait on "
+              ? fmt::format("deadlock under the {}: ranks {} wait on "
                             "each other",
-                            Model.str(), Ranks)
-              : fmt::format("deadlock under the {} model: ranks {} wait in a "
+                            Model, Ranks)
+              : fmt::format("deadlock under the {}: ranks {} wait in a "
                             "cycle",
-                            Model.str(), Ranks);
+                            Model, Ranks);
       return V;
     }
   }
@@ -227,8 +228,8 @@ DeadlockView deadlockView(const ir::Schedule &S, const sim::SimResult &R) {
   V.Headline =
       fmt::format("no rank can progress under {} timing: {} rank{} "
                   "stuck",
-                  R.UsedDataflow ? "dataflow" : Model.str(), V.Ranks.size(),
-                  V.Ranks.size() == 1 ? " is" : "s are");
+                  R.UsedDataflow ? "dataflow" : ir::commModelName(R.Comm).str(),
+                  V.Ranks.size(), V.Ranks.size() == 1 ? " is" : "s are");
   return V;
 }
 

@@ -127,7 +127,7 @@ void svgBody(const ir::Schedule &S, const sim::SimResult &R, OutBuf &B) {
     return;
   }
   bool Kind[ir::NumActionKinds] = {};
-  bool Pair = false, Wait = false, Xfer = false;
+  bool Pair = false, Wait = false, Xfer = false, Held = false;
   std::vector<uint8_t> OnCycle(S.Ranks.size(), 0);
   for (int32_t Rk : DV.Cycle)
     OnCycle[Rk] = 1;
@@ -167,6 +167,21 @@ void svgBody(const ir::Schedule &S, const sim::SimResult &R, OutBuf &B) {
         B.put(detail::fmtShort(Tl.TransferStart[I])).put(" to ");
         B.put(detail::fmtShort(Tl.End[I])).put("</title></rect>\n");
       }
+    }
+    // Comms held back on their stream behind an earlier one (the stream
+    // rule), over the lower half of the strip.
+    for (size_t I = 0; I < Tl.Held.size(); ++I) {
+      if (!(Tl.Held[I] > 0) || Tl.HeldBy[I] == ~uint64_t(0) ||
+          !std::isfinite(Tl.Start[I]))
+        continue;
+      Held = true;
+      const ir::Action &By =
+          S.Ranks[Tl.HeldBy[I] >> 32].Actions[uint32_t(Tl.HeldBy[I])];
+      rect(B, L.x(Tl.Start[I] - Tl.Held[I]), Y + L.BoxH + 1 + L.StripH / 2,
+           Tl.Held[I] * L.Pu, L.StripH / 2, detail::HeldColor);
+      B.put("><title>held back on its stream: ").action(Acts[I], true);
+      B.put(" on rank ").num(Rk).put(", by ").action(By, true);
+      B.put(" for ").put(detail::fmtShort(Tl.Held[I])).put("</title></rect>\n");
     }
     for (size_t I = 0; I < Acts.size(); ++I) {
       const ir::Action &A = Acts[I];
@@ -276,6 +291,8 @@ void svgBody(const ir::Schedule &S, const sim::SimResult &R, OutBuf &B) {
     Item({detail::TransferColor}, "message in flight");
   if (Wait)
     Item({detail::WaitColor}, "waiting for a message");
+  if (Held)
+    Item({detail::HeldColor}, "held back on its comm stream");
   if (!DV.Ranks.empty())
     Item({"url(#hatch)"}, "blocked");
   if (Sh.chunks() > 1) {

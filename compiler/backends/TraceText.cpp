@@ -179,14 +179,67 @@ void writeGantt(const ir::Schedule &S, const sim::SimResult &R,
           "in flight, '.' waiting for a message\n";
 }
 
+/// ", one stream per rank, sends of up to 64 KiB eager" ("" for none).
+static std::string streamRuleText(const ir::CommStream &St) {
+  std::string T;
+  if (St.Scope == ir::StreamScope::Rank)
+    T += ", one in-order stream per rank";
+  else if (St.Scope == ir::StreamScope::Peer)
+    T += ", one in-order stream per peer";
+  if (St.EagerThreshold >= 0)
+    T += fmt::format(", sends of up to {} eager", fmtBytes(St.EagerThreshold));
+  return T;
+}
+
+/// Under a stream rule: per rank, how long its comms were held back behind
+/// an earlier one, the idle time the rule adds, and the operation that held
+/// back the most (RankTimeline::Held, HeldBy).
+static void writeStreamHolds(const ir::Schedule &S, const sim::SimResult &R,
+                             llvm::raw_ostream &OS) {
+  if (!std::isfinite(R.MakespanWithoutStreams) || R.Times.empty())
+    return;
+  OS << "\n  held back on the comm stream (time comms waited behind an "
+        "earlier one; idle time the rule adds; what held back the most)\n";
+  OS << fmt::format("  {:>5} {:>10} {:>10}  {}\n", "rank", "held", "added",
+                    "cause");
+  for (size_t Rk = 0; Rk < R.Ranks.size(); ++Rk) {
+    const sim::RankTimeline &T = R.Times[Rk];
+    llvm::DenseMap<uint64_t, std::pair<double, uint32_t>> ByCause;
+    for (size_t I = 0; I < T.Held.size(); ++I)
+      if (T.Held[I] > 0 && T.HeldBy[I] != ~uint64_t(0)) {
+        auto &E = ByCause[T.HeldBy[I]];
+        E.first += T.Held[I];
+        ++E.second;
+      }
+    uint64_t Top = ~uint64_t(0);
+    std::pair<double, uint32_t> Best{0, 0};
+    for (const auto &[Ref, E] : ByCause)
+      if (E.first > Best.first || (E.first == Best.first && Ref < Top)) {
+        Best = E;
+        Top = Ref;
+      }
+    std::string Cause = "-";
+    if (Top != ~uint64_t(0)) {
+      const ir::Action &A =
+          S.Ranks[size_t(Top >> 32)].Actions[size_t(uint32_t(Top))];
+      Cause = fmt::format("`{}` ({} operation{}, {} in all)", actionName(A),
+                          Best.second, Best.second == 1 ? "" : "s",
+                          fmtTime(Best.first));
+    }
+    const sim::RankStats &X = R.Ranks[Rk];
+    OS << fmt::format("  {:>5} {:>10} {:>10}  {}\n", Rk, fmtTime(X.StreamHeld),
+                      fmtTime(X.StreamBubble), Cause);
+  }
+}
+
 void writeSummary(const ir::Schedule &S, const sim::SimResult &R,
                   llvm::raw_ostream &OS, const sim::CommVolumeReport *Vol,
                   const sim::CommVolumeOptions *VolOpts) {
   OS << fmt::format(
       "pipeline '{}': {} ranks, {} stages, {} microbatches, {} actions\n",
       S.Name, S.Topo.Ranks, S.Topo.Stages, S.Topo.Microbatches, S.numActions());
-  OS << fmt::format("comm: {}, {}{}\n", ir::commModelName(R.Comm),
-                    R.Blocking ? "blocking" : "async",
+  OS << fmt::format("comm: {}, {}{}{}\n", ir::commModelName(R.Comm),
+                    R.Blocking ? "blocking" : "async", streamRuleText(R.Stream),
                     R.UsedDataflow ? " (dataflow: no comm actions, each "
                                      "cross-rank dependency costs one message)"
                                    : "");
@@ -216,6 +269,12 @@ void writeSummary(const ir::Schedule &S, const sim::SimResult &R,
                                   : std::string());
   OS << fmt::format("  {:<16}{} ({})\n", "messages", R.Messages,
                     fmtBytes(R.Bytes));
+  if (std::isfinite(R.MakespanWithoutStreams))
+    OS << fmt::format("  {:<16}+{} makespan ({} without it: the same "
+                      "schedule with comms to each peer in flight at once)\n",
+                      "stream rule",
+                      fmtTime(R.Makespan - R.MakespanWithoutStreams),
+                      fmtTime(R.MakespanWithoutStreams));
   if (!R.CriticalPath.empty()) {
     size_t N = R.CriticalPath.size();
     unsigned Computes = 0;
@@ -260,6 +319,7 @@ void writeSummary(const ir::Schedule &S, const sim::SimResult &R,
         fmtTime(X.CommBusy), fmtTime(X.CommWait), X.PeakMemory, X.Computes,
         X.Sends, X.Recvs, fmtTime(X.Span));
   }
+  writeStreamHolds(S, R, OS);
   if (!R.Channels.empty()) {
     OS << "\n  channel        messages      bytes\n";
     for (const sim::ChannelStats &C : R.Channels)

@@ -44,19 +44,19 @@ static llvm::cl::opt<bool> WithComms(
     llvm::cl::desc("torch: write PyTorch's compute+comms CSV flavour"),
     llvm::cl::sub(EmitCmd), llvm::cl::cat(opts::Category));
 
+static llvm::cl::opt<bool> ReorderComms(
+    "reorder-comms",
+    llvm::cl::desc("Replace the schedule's own send/recv order by the one "
+                   "--comm-placement=optimize finds, if faster under the comm "
+                   "model (a note says by how much)"),
+    llvm::cl::sub(EmitCmd), llvm::cl::cat(opts::Category));
+
 static llvm::cl::opt<bool> NoVerify(
     "no-verify",
     llvm::cl::desc("json, torch, cpp: write the output without the proof "
                    "(deadlock, matching, memory) lint runs; it says it is "
                    "unverified"),
     llvm::cl::sub(EmitCmd), llvm::cl::cat(opts::Category));
-
-static llvm::cl::opt<std::string> CommModelOpt(
-    "comm-model",
-    llvm::cl::desc("Prove and export under this comm model instead of the "
-                   "schedule's"),
-    llvm::cl::value_desc("rendezvous|eager|batched"), llvm::cl::sub(EmitCmd),
-    llvm::cl::cat(opts::Category));
 
 namespace {
 using EmitFn = bool (*)(Session &, const ir::Schedule &,
@@ -142,22 +142,14 @@ static int runEmit() {
     return S.usage(fmt::format("unknown target '{}' (expected one of: {})",
                                Target.getValue(), Names));
   }
-  std::optional<ir::CommModel> Model;
-  if (!CommModelOpt.empty()) {
-    for (ir::CommModel M : {ir::CommModel::Rendezvous, ir::CommModel::Eager,
-                            ir::CommModel::Batched})
-      if (CommModelOpt == ir::commModelName(M))
-        Model = M;
-    if (!Model)
-      return S.usage(fmt::format("--comm-model must be rendezvous, eager or "
-                                 "batched, got '{}'",
-                                 CommModelOpt.getValue()));
-  }
+  CommOverrides Comm;
+  if (!S.commOptions(Comm))
+    return S.finish(ExitUsage);
   if (opts::Input.empty())
     return S.usage("no input file (use - for stdin)");
   std::optional<ir::Schedule> Sched = S.load();
-  if (Sched && Model)
-    Sched->Comm = *Model;
+  if (Sched && !S.applyCommOptions(Comm, *Sched))
+    return S.finish(ExitUsage);
   // A compute-only CSV carries no comms (PyTorch's lowering inserts its
   // own): what is proved is its computes, with the comm order pps inserts.
   if (Sched && T->Fn == emitTorchTarget && !WithComms)
@@ -168,18 +160,20 @@ static int runEmit() {
   bool Prove = T->Executable && !NoVerify;
   passes::AnalysisResults Results;
   bool Ok =
-      Sched &&
-      runPipeline(S, *Sched, Prove ? PipelineGoal::Check : T->Goal, Results);
+      Sched && runPipeline(S, *Sched, Prove ? PipelineGoal::Check : T->Goal,
+                           Results, ReorderComms);
+  if (Sched)
+    noteReordered(S, *Sched, Results);
   backends::ExportStatus Status;
   if (Sched) {
     std::string Skipped = skippedProof(Results);
     if (!Prove)
       Status = backends::ExportStatus::unverified(
-          Sched->Comm, "exported with --no-verify; `ppsc lint` checks it");
+          *Sched, "exported with --no-verify; `ppsc lint` checks it");
     else if (!Skipped.empty())
-      Status = backends::ExportStatus::unverified(Sched->Comm, Skipped);
+      Status = backends::ExportStatus::unverified(*Sched, Skipped);
     else
-      Status = backends::ExportStatus::verified(Sched->Comm);
+      Status = backends::ExportStatus::verified(*Sched);
     if (T->Executable)
       noteSkippedChecks(S.Diags);
   }

@@ -12,7 +12,9 @@
 // 2 on a usage error (the worst wins).
 //
 //===----------------------------------------------------------------------===//
+#include "pps/backends/TorchCsv.h"
 #include "pps/driver/Pipeline.h"
+#include "pps/pipeline/PassPipeline.h"
 #include "pps/support/Printable.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -33,11 +35,14 @@ static llvm::cl::SubCommand
             "Check schedules: dependencies, comms, deadlock (with the cycle), "
             "memory; files and directories");
 
-static llvm::cl::opt<std::string> CommModelOpt(
-    "comm-model",
-    llvm::cl::desc("Check under this comm model instead of the schedule's"),
-    llvm::cl::value_desc("rendezvous|eager|batched"), llvm::cl::sub(LintCmd),
-    llvm::cl::cat(opts::Category));
+static llvm::cl::opt<bool> Fix(
+    "fix",
+    llvm::cl::desc("Reorder the sends and receives of a schedule that has "
+                   "them (--comm-placement=optimize under its comm model) and "
+                   "say what it gains; a .csv input is rewritten in place "
+                   "when the new order is faster (a .pps is not: write it "
+                   "with `ppsc emit --reorder-comms`)"),
+    llvm::cl::sub(LintCmd), llvm::cl::cat(opts::Category));
 
 // Inputs after the first (which the shared positional opts::Input takes
 // when it reaches lint): made by main after the static options, so that it
@@ -57,11 +62,46 @@ namespace {
 enum class Outcome { Clean, Warnings, Findings, Skipped, Usage };
 
 struct Lint {
-  std::optional<ir::CommModel> Model;
+  CommOverrides Comm;
   bool Many = false;     // several files: count them at the end
   bool FromDir = false;  // this file was found in a directory
   llvm::json::Array All; // JSON diagnostics of every file (several files)
 };
+
+/// lint --fix once the pipeline ran with ReorderComms: says what the
+/// reordering gained and, when it did and the input is a PyTorch CSV,
+/// rewrites the input with the new order (whole or not at all). False on a
+/// write error (reported).
+bool fixInPlace(Session &S, const ir::Schedule &Sched,
+                const passes::AnalysisResults &Results) {
+  noteReordered(S, Sched, Results);
+  if (!Results.Reordered ||
+      !(Results.Reordered->second < Results.Reordered->first))
+    return true;
+  llvm::StringRef Path = opts::Input.getValue();
+  if (!Path.endswith(".csv") || Path == "-") {
+    S.Diags.report(DiagKind::CommsReordered, Sched.DeclLoc,
+                   fmt::format("{} was not rewritten: lint --fix rewrites CSV "
+                               "files only; write the new order with `ppsc "
+                               "emit --reorder-comms --target=pps` (or torch, "
+                               "json, cpp)",
+                               Path == "-" ? "the input" : Path.str()));
+    return true;
+  }
+  std::string Error;
+  std::unique_ptr<OutputFile> OS = OutputFile::create(Path, Error);
+  if (!OS) {
+    S.Diags.report(DiagKind::FileError, NoLoc, std::move(Error));
+    return false;
+  }
+  backends::emitTorchCsv(
+      Sched, *OS,
+      {/*WithComms=*/true, pipeline::proved(Results)
+                               ? backends::ExportStatus::verified(Sched)
+                               : backends::ExportStatus::unverified(
+                                     Sched, "rewritten by lint --fix")});
+  return S.commitOutput(*OS);
+}
 
 /// Lints opts::Input.
 Outcome lintOne(Lint &L) {
@@ -102,10 +142,15 @@ Outcome lintOne(Lint &L) {
     Flush();
     return Outcome::Findings;
   }
-  if (L.Model)
-    Sched->Comm = *L.Model;
+  if (!S.applyCommOptions(L.Comm, *Sched)) {
+    Flush();
+    return Outcome::Usage;
+  }
   passes::AnalysisResults Results;
-  bool Ok = runPipeline(S, *Sched, PipelineGoal::Check, Results);
+  bool HadComms = Sched->hasComms();
+  bool Ok = runPipeline(S, *Sched, PipelineGoal::Check, Results, Fix);
+  if (Fix && Ok && HadComms)
+    Ok = fixInPlace(S, *Sched, Results);
   bool Findings = !Ok || S.Diags.numErrors() > 0;
   unsigned Warnings = S.Diags.numWarnings();
   // Say what was not checked rather than claim it below.
@@ -117,8 +162,8 @@ Outcome lintOne(Lint &L) {
     // Claim only what the passes established.
     std::string Claim =
         Results.DeadlockFree
-            ? fmt::format(" is free of deadlock under the {} model",
-                          ir::commModelName(Sched->Comm).str())
+            ? fmt::format(" is free of deadlock under the {}",
+                          ir::commDescription(Sched->Comm, Sched->Stream))
             : std::string();
     std::string Peak;
     if (!Results.PeakMemory.empty())
@@ -176,16 +221,8 @@ static int runLint() {
   if (Args.empty())
     return Usage.usage("no input file (use - for stdin)");
   Lint L;
-  if (!CommModelOpt.empty()) {
-    for (ir::CommModel M : {ir::CommModel::Rendezvous, ir::CommModel::Eager,
-                            ir::CommModel::Batched})
-      if (CommModelOpt == ir::commModelName(M))
-        L.Model = M;
-    if (!L.Model)
-      return Usage.usage(fmt::format("--comm-model must be rendezvous, eager "
-                                     "or batched, got '{}'",
-                                     CommModelOpt.getValue()));
-  }
+  if (!Usage.commOptions(L.Comm))
+    return Usage.finish(ExitUsage);
   // Expand directories; a missing path is linted (and reported) as a file.
   std::vector<std::pair<std::string, bool>> Files; // path, from a directory
   for (const auto &[Pos, Path] : Args) {

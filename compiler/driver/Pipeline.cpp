@@ -3,12 +3,14 @@
 
 #include "pps/backends/PpsPrinter.h"
 #include "pps/pipeline/PassPipeline.h"
+#include "pps/support/Figures.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <optional>
 
 using namespace llvm;
@@ -42,6 +44,17 @@ static cl::opt<std::string>
                   "stages ahead (default: the schedule's, else 1)"),
          cl::value_desc("K"), cl::ValueOptional, cl::sub(all()),
          cl::cat(opts::Category));
+
+static cl::opt<std::string> CommPlacementOpt(
+    "comm-placement",
+    cl::desc("Where insert-comms puts each send/recv pair: consumer (the "
+             "receive right before its consumer), producer (the send right "
+             "after its producer), optimize (per pair, whichever the timing "
+             "under the comm model finds faster; the default under a stream "
+             "rule), pytorch (what PyTorch's _add_send_recv does; not "
+             "deadlock-free by construction)"),
+    cl::value_desc("consumer|producer|optimize|pytorch"), cl::sub(all()),
+    cl::cat(opts::Category));
 
 void printSchedule(const ir::Schedule &S, raw_ostream &OS) {
   backends::printPps(S, OS);
@@ -89,6 +102,14 @@ bool checkPipelineOptions(DiagnosticEngine &Diags) {
     CheckName(N, /*AllowAll=*/false);
   for (StringRef N : timedPasses())
     CheckName(N, /*AllowAll=*/false);
+  if (!CommPlacementOpt.empty() &&
+      !passes::commPlacementNamed(CommPlacementOpt)) {
+    Ok = false;
+    Diags.report(DiagKind::Usage, NoLoc,
+                 fmt::format("--comm-placement must be consumer, producer, "
+                             "optimize or pytorch, got '{}'",
+                             CommPlacementOpt.getValue()));
+  }
   if (Fsdp.getNumOccurrences() && !Fsdp.empty() && !fsdpPrefetch()) {
     Ok = false;
     Diags.report(DiagKind::Usage, NoLoc,
@@ -131,8 +152,31 @@ static void applyFsdpOption(ir::Schedule &S) {
     S.Fsdp.Prefetch = *K;
 }
 
+void noteReordered(Session &Sess, const ir::Schedule &S,
+                   const passes::AnalysisResults &Results) {
+  if (!Results.Reordered)
+    return;
+  auto [Before, After] = *Results.Reordered;
+  std::string Model = ir::commDescription(S.Comm, S.Stream);
+  std::string Msg =
+      !std::isfinite(Before)
+          ? fmt::format("reordered the comms: the schedule's own order does "
+                        "not finish under the {}; the new one takes {}",
+                        Model, figureText(After))
+      : After < Before
+          ? fmt::format("reordered the comms: makespan {} -> {} (-{}, "
+                        "{:.1f}%) under the {}",
+                        figureText(Before), figureText(After),
+                        figureText(Before - After),
+                        100.0 * (Before - After) / Before, Model)
+          : fmt::format("kept the comm order: none faster was found under "
+                        "the {} (makespan {})",
+                        Model, figureText(Before));
+  Sess.Diags.report(DiagKind::CommsReordered, S.DeclLoc, std::move(Msg));
+}
+
 bool runPipeline(Session &Sess, ir::Schedule &S, PipelineGoal Goal,
-                 passes::AnalysisResults &Results) {
+                 passes::AnalysisResults &Results, bool ReorderComms) {
   applyFsdpOption(S);
   passes::PassManagerOptions PMO;
   PMO.PrintAfter.assign(PrintAfter.begin(), PrintAfter.end());
@@ -146,6 +190,9 @@ bool runPipeline(Session &Sess, ir::Schedule &S, PipelineGoal Goal,
   Config.Until = Goal == PipelineGoal::Check ? pipeline::Goal::Check
                                              : pipeline::Goal::Lower;
   Config.AlignBubbles = AlignBubbles;
+  if (!CommPlacementOpt.empty())
+    Config.Comms.Placement = passes::commPlacementNamed(CommPlacementOpt);
+  Config.Comms.ReorderComms = ReorderComms;
   pipeline::addPasses(PM, S, Config);
 
   passes::PassContext Ctx{Sess.Diags, {}};

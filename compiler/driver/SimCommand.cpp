@@ -53,12 +53,6 @@ static cl::opt<std::string> Format(
              "json, csv (default gantt,summary)"),
     cl::value_desc("list"), cl::init("gantt,summary"), cl::sub(SimCmd),
     cl::cat(opts::Category));
-static cl::opt<std::string>
-    CommModelOpt("comm-model",
-                 cl::desc("Simulate under this comm model instead of the "
-                          "schedule's"),
-                 cl::value_desc("rendezvous|eager|batched"), cl::sub(SimCmd),
-                 cl::cat(opts::Category));
 static cl::opt<bool>
     BlockingComm("blocking-comm",
                  cl::desc("Comm occupies the rank (default: async, comm "
@@ -68,10 +62,6 @@ static cl::opt<bool> AsyncComm("async-comm",
                                cl::desc("Comm overlaps compute (overrides a "
                                         "schedule that says blocking)"),
                                cl::sub(SimCmd), cl::cat(opts::Category));
-static cl::opt<double> LatencyOpt("latency",
-                                  cl::desc("Override the per-message latency"),
-                                  cl::value_desc("time"), cl::init(-1),
-                                  cl::sub(SimCmd), cl::cat(opts::Category));
 static cl::opt<std::string>
     Timing("timing",
            cl::desc("Cross-rank waits from: auto (comm actions if any, else "
@@ -233,28 +223,15 @@ static int runSim() {
   }
 
   sim::SimOptions SO;
-  if (!CommModelOpt.empty()) {
-    for (ir::CommModel M : {ir::CommModel::Rendezvous, ir::CommModel::Eager,
-                            ir::CommModel::Batched})
-      if (CommModelOpt == ir::commModelName(M))
-        SO.CommModel = M;
-    if (!SO.CommModel)
-      return usage(fmt::format("--comm-model must be rendezvous, eager or "
-                               "batched, got '{}'",
-                               CommModelOpt.getValue()));
-  }
+  CommOverrides Comm;
+  if (!S.commOptions(Comm))
+    return S.finish(ExitUsage);
   if (BlockingComm && AsyncComm)
     return usage("--blocking-comm and --async-comm contradict each other");
   if (BlockingComm)
     SO.BlockingComm = true;
   if (AsyncComm)
     SO.BlockingComm = false;
-  if (LatencyOpt.getNumOccurrences()) {
-    if (!(LatencyOpt >= 0) || LatencyOpt > frontend::MaxTime)
-      return usage(fmt::format("--latency must be a time from 0 to {:.10g}",
-                               frontend::MaxTime));
-    SO.Latency = LatencyOpt;
-  }
   if (Timing == "comms")
     SO.Dataflow = sim::DataflowMode::Comms;
   else if (Timing == "dataflow")
@@ -323,6 +300,8 @@ static int runSim() {
   // before any pass (insert-comms orders messages by the pairs' simulated
   // times): the same value written in the file gives the same result.
   sim::applyScheduleOverrides(*Sched, SO);
+  if (!S.applyCommOptions(Comm, *Sched))
+    return S.finish(ExitUsage);
   passes::AnalysisResults Results;
   bool Checked = runPipeline(S, *Sched, PipelineGoal::Check, Results);
   // A deadlock is what people most want to see: simulate up to where each

@@ -25,6 +25,7 @@
 #include "pps/driver/Pipeline.h"
 #include "pps/frontend/Limits.h"
 #include "pps/sim/Simulator.h"
+#include "pps/support/Figures.h"
 #include "pps/synth/Algorithms.h"
 #include "pps/synth/SynthPass.h"
 
@@ -238,16 +239,8 @@ static std::string costFlagsToSchedule(ir::Schedule &S) {
   return {};
 }
 
-/// A figure to 12 significant digits (1236.541 stays 1236.541; sums of
-/// latencies lose their rounding noise, and a difference below 1e-9 that is
-/// only noise prints as 0): enough to compare with a paper.
-static std::string num(double V) {
-  if (std::fabs(V) < 1e-9)
-    return "0";
-  if (V == std::floor(V) && std::fabs(V) < 1e15)
-    return fmt::format("{}", int64_t(V));
-  return fmt::format("{:.12g}", V);
-}
+/// A figure as people read it (pps/support/Figures.h).
+static std::string num(double V) { return figureText(V); }
 
 /// The figures, as `//` comment lines.
 static void printFigures(raw_ostream &OS, const synth::Problem &P,

@@ -309,23 +309,37 @@ void Evaluator::applyComm(PipelineItem &I) {
   ir::CostModel &C = Out.Cost;
   for (CommEntry &E : I.Comms) {
     llvm::StringRef K = E.Key;
+    bool IsThreshold = K == "eager" && E.Word == "threshold";
     bool IsValue = K == "latency" || K == "bandwidth" || K == "activation" ||
-                   K == "gradient";
+                   K == "gradient" || IsThreshold;
     bool IsFlag = K == "async" || K == "blocking";
-    if (!IsValue && !IsFlag && K != "model") {
+    if (!IsValue && !IsFlag && K != "model" && K != "stream") {
       fail(DiagKind::InvalidValue, E.Loc,
-           fmt::format("unknown comm setting '{}' (expected model, latency, "
-                       "bandwidth, activation, gradient, async or blocking)",
+           fmt::format("unknown comm setting '{}' (expected model, stream, "
+                       "eager threshold, latency, bandwidth, activation, "
+                       "gradient, async or blocking)",
                        E.Key));
       continue;
     }
     if (IsValue != E.Value.has_value()) {
       fail(DiagKind::InvalidValue, E.Loc,
-           IsValue ? fmt::format("'{}' needs a value", E.Key)
+           IsValue ? fmt::format("'{}' needs a value",
+                                 IsThreshold ? "eager threshold" : E.Key)
                    : fmt::format("'{}' takes no number", E.Key));
       continue;
     }
+    if (IsValue && !IsThreshold && !E.Word.empty()) {
+      fail(DiagKind::InvalidValue, E.WordLoc,
+           fmt::format("'{}' takes one value, not '{}'", E.Key, E.Word));
+      continue;
+    }
     if (K == "model") {
+      if (E.Word == "nccl") {
+        // NCCL as PyTorch's pipelining runs it (docs/simulation.md).
+        Out.Comm = ir::CommModel::Rendezvous;
+        Out.Stream = {ir::StreamScope::Rank, schema::NcclEagerThreshold};
+        continue;
+      }
       auto M = llvm::StringSwitch<std::optional<ir::CommModel>>(E.Word)
                    .Case("rendezvous", ir::CommModel::Rendezvous)
                    .Case("eager", ir::CommModel::Eager)
@@ -333,12 +347,30 @@ void Evaluator::applyComm(PipelineItem &I) {
                    .Default(std::nullopt);
       if (!M) {
         fail(DiagKind::InvalidValue, E.WordLoc != NoLoc ? E.WordLoc : E.Loc,
-             fmt::format("unknown comm model '{}' (expected rendezvous, eager "
-                         "or batched)",
+             fmt::format("unknown comm model '{}' (expected rendezvous, eager, "
+                         "batched or nccl)",
                          E.Word));
         continue;
       }
       Out.Comm = *M;
+      continue;
+    }
+    if (K == "stream") {
+      auto Sc = llvm::StringSwitch<std::optional<ir::StreamScope>>(E.Word)
+                    .Case("none", ir::StreamScope::None)
+                    .Case("peer", ir::StreamScope::Peer)
+                    .Case("rank", ir::StreamScope::Rank)
+                    .Default(std::nullopt);
+      if (!Sc) {
+        fail(DiagKind::InvalidValue, E.WordLoc != NoLoc ? E.WordLoc : E.Loc,
+             E.Word.empty()
+                 ? std::string("'stream' needs a scope: none, peer or rank")
+                 : fmt::format("unknown stream scope '{}' (expected none, "
+                               "peer or rank)",
+                               E.Word));
+        continue;
+      }
+      Out.Stream.Scope = *Sc;
       continue;
     }
     if (IsFlag) {
@@ -352,8 +384,8 @@ void Evaluator::applyComm(PipelineItem &I) {
     }
     const Quantity &Q = *E.Value;
     // Latencies and sizes are checked once converted from their units.
-    if (!quantityOk(Q, E.Key.c_str(), K != "bandwidth",
-                    std::numeric_limits<double>::infinity()))
+    if (!quantityOk(Q, IsThreshold ? "eager threshold" : E.Key.c_str(),
+                    K != "bandwidth", std::numeric_limits<double>::infinity()))
       continue;
     if (K == "latency") {
       auto F = msPerUnit(Q.Unit);
@@ -391,9 +423,18 @@ void Evaluator::applyComm(PipelineItem &I) {
                        Q.Unit));
       continue;
     }
-    if (!convertedOk(Q, Q.Value * *BF, MaxMessageBytes, E.Key.c_str(), "bytes"))
+    if (!convertedOk(Q, Q.Value * *BF, MaxMessageBytes,
+                     IsThreshold ? "eager threshold" : E.Key.c_str(), "bytes"))
       continue;
-    (K == "activation" ? C.ActivationBytes : C.GradientBytes) = Q.Value * *BF;
+    if (IsThreshold)
+      Out.Stream.EagerThreshold = Q.Value * *BF;
+    else
+      (K == "activation" ? C.ActivationBytes : C.GradientBytes) = Q.Value * *BF;
+  }
+  if (std::string Why = ir::commConfigProblem(Out.Comm, Out.Stream);
+      !Why.empty()) {
+    fail(DiagKind::InvalidValue, I.Loc, Why);
+    return;
   }
   // One message must fit the time limit too (a tiny bandwidth makes a
   // small size take forever).

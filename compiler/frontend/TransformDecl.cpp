@@ -212,18 +212,22 @@ ast::PipelineItem Transformer::transformCommItem(P::CommItemContext &Ctx) {
 ast::CommEntry Transformer::transformCommEntry(P::CommEntryContext &Ctx) {
   ast::CommEntry E;
   E.Loc = loc(Ctx);
+  auto Word = [&](P::CommWordContext *W) {
+    if (!W)
+      return;
+    E.Word = W->ident() ? transformIdent(*W->ident()) : std::string("rank");
+    E.WordLoc = loc(*W);
+  };
   if (auto *V = dynamic_cast<P::CommValueContext *>(&Ctx)) {
     E.Key = transformIdent(*V->ident());
+    Word(V->commWord());
     E.Value = transformQuantity(*V->quantity());
     return E;
   }
   auto *F = dynamic_cast<P::CommFlagContext *>(&Ctx);
   assert(F && "unhandled comm entry alternative");
-  E.Key = transformIdent(*F->ident(0));
-  if (F->ident().size() > 1) {
-    E.Word = transformIdent(*F->ident(1));
-    E.WordLoc = loc(*F->ident(1));
-  }
+  E.Key = transformIdent(*F->ident());
+  Word(F->commWord());
   return E;
 }
 

@@ -26,6 +26,36 @@ llvm::StringRef placementName(Placement P) {
 
 llvm::StringRef commModelName(CommModel C) { return schema::nameOf(C); }
 
+llvm::StringRef streamScopeName(StreamScope S) { return schema::nameOf(S); }
+
+bool isNcclPreset(CommModel C, const CommStream &St) {
+  return C == CommModel::Rendezvous && St.Scope == StreamScope::Rank &&
+         St.EagerThreshold == schema::NcclEagerThreshold;
+}
+
+std::string commDescription(CommModel C, const CommStream &St) {
+  if (isNcclPreset(C, St))
+    return "nccl model";
+  std::string D = fmt::format("{} model", commModelName(C).str());
+  std::string With;
+  if (St.Scope == StreamScope::Rank)
+    With = "one stream per rank";
+  else if (St.Scope == StreamScope::Peer)
+    With = "one stream per peer";
+  if (St.EagerThreshold >= 0 && C != CommModel::Eager)
+    With += fmt::format("{}sends of up to {} bytes eager",
+                        With.empty() ? "" : " and ", St.EagerThreshold);
+  return With.empty() ? D : D + " with " + With;
+}
+
+std::string commConfigProblem(CommModel C, const CommStream &St) {
+  if (C == CommModel::Batched && St.Scope == StreamScope::Peer)
+    return "a batched group (batch_isend_irecv) runs on the rank's one "
+           "stream, whatever its peers: use `stream rank` with `model "
+           "batched`";
+  return "";
+}
+
 llvm::SmallVector<int32_t, 4> Topology::stagesOf(int32_t Rank) const {
   llvm::SmallVector<int32_t, 4> Out;
   for (int32_t S = 0; S < int32_t(StageToRank.size()); ++S)
@@ -84,8 +114,7 @@ double CostModel::computeCost(ActionKind K, int32_t S) const {
 }
 
 double CostModel::messageTime(ActionKind CommKind) const {
-  double Bytes = isForwardComm(CommKind) || GradientBytes < 0 ? ActivationBytes
-                                                              : GradientBytes;
+  double Bytes = messageBytes(CommKind);
   double T = Latency;
   if (BandwidthBytesPerMs > 0)
     T += Bytes / BandwidthBytesPerMs;
@@ -126,6 +155,8 @@ bool Schedule::equivalent(const Schedule &O, std::string *Why) const {
     return Fail("directions differ");
   if (Comm != O.Comm)
     return Fail("comm model differs");
+  if (Stream != O.Stream)
+    return Fail("comm stream rule differs");
   if (MemoryLimit != O.MemoryLimit)
     return Fail("memory limit differs");
   if (Fsdp.Enabled != O.Fsdp.Enabled || Fsdp.Prefetch != O.Fsdp.Prefetch)

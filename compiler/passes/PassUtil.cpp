@@ -21,15 +21,6 @@ bool inRange(const Topology &T, const Action &A) {
          T.hasStage(A.Microbatch, A.Stage);
 }
 
-/// Length of the unit starting at Actions[I] (a compute): 2 for an overlap
-/// pair, else 1.
-static unsigned unitLength(const std::vector<Action> &Acts, size_t I) {
-  return Acts[I].overlapsNext() && I + 1 < Acts.size() &&
-                 isCompute(Acts[I + 1].Kind)
-             ? 2
-             : 1;
-}
-
 void UnitIndex::build(const Schedule &S) {
   const Topology &T = S.Topo;
   size_t NumRanks = S.Ranks.size();

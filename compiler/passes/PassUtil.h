@@ -112,6 +112,15 @@ private:
   llvm::DenseMap<uint64_t, uint32_t> Index;
 };
 
+/// Length of the unit starting at Acts[I] (a compute): 2 for an overlap
+/// pair, else 1.
+inline unsigned unitLength(llvm::ArrayRef<ir::Action> Acts, size_t I) {
+  return Acts[I].overlapsNext() && I + 1 < Acts.size() &&
+                 ir::isCompute(Acts[I + 1].Kind)
+             ? 2
+             : 1;
+}
+
 /// The compute units of a schedule: each compute action, or each overlap
 /// pair, is one unit; units are numbered rank by rank in program order.
 /// Unit-of lookups are by (m, s): unitF for F, unitBI for B or I (the

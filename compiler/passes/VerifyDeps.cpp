@@ -110,8 +110,7 @@ private:
   DiagnosticEngine &D;
   bool HasComms = false;
   std::vector<uint32_t> Base;
-  CellTable Cells;              ///< each (slot, m, s)'s position, or None
-  std::vector<uint32_t> Prefix; // compute units before each action (one rank)
+  CellTable Cells; ///< each (slot, m, s)'s position, or None
 };
 
 bool Verifier::checkShape() {
@@ -335,17 +334,6 @@ void Verifier::checkComplete() {
 
 void Verifier::checkRank(int32_t R) {
   const auto &Acts = S.Ranks[R].Actions;
-  if (HasComms) { // compute units before each action, for early-recv
-    Prefix.resize(Acts.size() + 1);
-    uint32_t Units = 0;
-    for (size_t I = 0; I < Acts.size(); ++I) {
-      Prefix[I] = Units;
-      if (isCompute(Acts[I].Kind) && !(I > 0 && Acts[I - 1].overlapsNext()))
-        ++Units;
-    }
-    Prefix[Acts.size()] = Units;
-  }
-
   for (size_t I = 0; I < Acts.size(); ++I) {
     const Action &X = Acts[I];
     if (!isCompute(X.Kind) || !inRange(T, X) || T.rankOf(X.Stage) != R)
@@ -416,15 +404,6 @@ void Verifier::checkRank(int32_t R) {
         D.report(DiagKind::DependencyOrder, loc(R, local(R, Rv)),
                  fmt::format("{} comes after {}, which needs it",
                              describe(S, R, local(R, Rv)), describe(S, R, I)))
-            .note(loc(R, I), fmt::format("{} is here", describe(S, R, I)));
-      } else if (Prefix[UnitStart] - Prefix[local(R, Rv)] > EarlyRecvDistance) {
-        D.report(
-             DiagKind::EarlyRecv, loc(R, local(R, Rv)),
-             fmt::format("{} is posted {} computes before {} needs it; under "
-                         "rendezvous it stalls the rank, and it holds a buffer",
-                         describe(S, R, local(R, Rv)),
-                         Prefix[UnitStart] - Prefix[local(R, Rv)],
-                         describe(S, R, I)))
             .note(loc(R, I), fmt::format("{} is here", describe(S, R, I)));
       }
     }

@@ -2,6 +2,7 @@
 #include "pps/pipeline/PassPipeline.h"
 
 #include "pps/passes/AlignBubbles.h"
+#include "pps/passes/CommStreams.h"
 #include "pps/passes/Deadlock.h"
 #include "pps/passes/Fsdp.h"
 #include "pps/passes/InsertComms.h"
@@ -22,10 +23,13 @@ void addPasses(passes::PassManager &PM, const ir::Schedule &S,
   // Verification first: insert-comms trusts a complete, ordered compute set.
   PM.add(passes::createVerifyDepsPass());
   // Comms next (or a check of the user's), so later passes see what runs.
-  PM.add(passes::createInsertCommsPass());
+  PM.add(passes::createInsertCommsPass(Config.Comms));
   // The independent proof: matching and the happens-before graph.
   if (Check)
     PM.add(passes::createDeadlockPass());
+  // Once proved: what the stream rule costs (early-recv).
+  if (Check)
+    PM.add(passes::createCommStreamsPass());
   // Timing after comms: idle slots go ahead of the receives that feed a
   // compute. Under Check it always analyses (idle-ready-work); it rewrites
   // only when asked.
@@ -63,6 +67,9 @@ const passes::PassRegistry &passRegistry() {
     registerPass(R, passes::createDeadlockPass(),
                  "the schedule was not checked for deadlock, FIFO mismatches "
                  "or unmatched sends and receives");
+    registerPass(R, passes::createCommStreamsPass(),
+                 "the comms were not timed under the stream rule, so "
+                 "receives that hold back their stream were not looked for");
     registerPass(R, passes::createAlignBubblesPass({/*Insert=*/false}),
                  "the schedule was not timed, so idle time with ready work "
                  "was not looked for");

@@ -72,6 +72,8 @@ void figures(const ir::Schedule &S, analysis::TimingResult &T, SimResult &Res) {
 void applyScheduleOverrides(ir::Schedule &S, const SimOptions &Opts) {
   if (Opts.CommModel)
     S.Comm = *Opts.CommModel;
+  if (Opts.Stream)
+    S.Stream = *Opts.Stream;
   if (Opts.Latency)
     S.Cost.Latency = *Opts.Latency;
   if (Opts.BlockingComm)
@@ -82,6 +84,7 @@ SimResult simulate(const ir::Schedule &S, const SimOptions &Opts,
                    DiagnosticEngine *Diags) {
   analysis::TimingOptions TO;
   TO.Model = Opts.CommModel.value_or(S.Comm);
+  TO.Stream = Opts.Stream.value_or(S.Stream);
   TO.Cost = S.Cost;
   if (Opts.Latency)
     TO.Cost->Latency = *Opts.Latency;
@@ -93,6 +96,9 @@ SimResult simulate(const ir::Schedule &S, const SimOptions &Opts,
   TO.Dataflow = Opts.Dataflow == DataflowMode::Dataflow ||
                 (Opts.Dataflow == DataflowMode::Auto && !S.hasComms());
   TO.KeepPreds = Opts.CriticalPath;
+  bool Streams = TO.Stream->inOrder() &&
+                 TO.Timing == analysis::CommTiming::Async && !TO.Dataflow;
+  TO.KeepHeld = Streams && Opts.KeepTimes;
 
   // Matching findings (wrong peers, FIFO mismatches, unmatched operations)
   // are errors whether or not the run completes; the deadlock pass reported
@@ -106,11 +112,33 @@ SimResult simulate(const ir::Schedule &S, const SimOptions &Opts,
   analysis::TimingResult T = analysis::computeTiming(S, TO);
   SimResult Res;
   Res.Comm = TO.Model;
+  Res.Stream = *TO.Stream;
   Res.Blocking = TO.Timing != analysis::CommTiming::Async;
   Res.UsedDataflow = TO.Dataflow;
   Res.Deadlocked = T.Deadlocked;
   Res.StuckAt = T.StuckAt;
   figures(S, T, Res);
+  for (int32_t R = 0; R < int32_t(Res.Ranks.size()); ++R)
+    Res.Ranks[R].StreamHeld = T.Ranks[R].StreamHeld;
+  if (Streams && !T.Deadlocked) {
+    // What the stream rule costs: the same schedule timed without it.
+    analysis::TimingOptions Without = TO;
+    Without.Stream->Scope = ir::StreamScope::None;
+    Without.KeepPreds = false;
+    Without.KeepHeld = false;
+    analysis::TimingResult W = analysis::computeTiming(S, Without);
+    if (!W.Deadlocked) {
+      Res.MakespanWithoutStreams = W.Makespan;
+      // Per rank, the idle time inside its span (first compute to last):
+      // what the rank itself waits, whatever the other ranks do.
+      for (int32_t R = 0; R < int32_t(Res.Ranks.size()); ++R) {
+        const analysis::RankTiming &X = W.Ranks[R];
+        double Inside = X.Computes ? X.ComputeEnd - X.ComputeStart : 0;
+        RankStats &RS = Res.Ranks[R];
+        RS.StreamBubble = (RS.Span - RS.ComputeBusy) - (Inside - X.ComputeBusy);
+      }
+    }
+  }
   if (Opts.CriticalPath)
     Res.CriticalPath = T.criticalPath();
 
@@ -120,13 +148,14 @@ SimResult simulate(const ir::Schedule &S, const SimOptions &Opts,
     // nothing to say (dataflow mode, or a stall it does not model).
     bool Explained = false;
     if (!TO.Dataflow) {
-      if (Opts.Deadlock && Opts.Deadlock->Model == TO.Model) {
+      if (Opts.Deadlock && Opts.Deadlock->Model == TO.Model &&
+          Opts.Deadlock->Stream == *TO.Stream) {
         Explained = !Opts.Deadlock->Free; // the pass reported it
       } else {
         if (!Matched)
           Matched = analysis::matchComms(S);
         analysis::DeadlockResult DR =
-            analysis::checkDeadlock(S, *Matched, TO.Model);
+            analysis::checkDeadlock(S, *Matched, TO.Model, TO.Stream);
         analysis::reportDeadlock(S, *Matched, DR, *Diags);
         Explained = !DR.Free;
       }

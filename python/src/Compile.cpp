@@ -124,11 +124,11 @@ backends::ExportStatus exportStatus(const Unit &U, bool Verify,
                                     const char *OptOut, bool ComputesOnly) {
   if (!Verify)
     return backends::ExportStatus::unverified(
-        U.Lowered.Comm,
+        U.Lowered,
         fmt::format("exported with {}; `ppsc lint` checks it", OptOut));
   if (std::optional<ReportData> R = prove(U, std::nullopt, ComputesOnly))
     throw CompileFailure{std::move(*R)};
-  return backends::ExportStatus::verified(U.Lowered.Comm);
+  return backends::ExportStatus::verified(U.Lowered);
 }
 
 static frontend::FrontendOptions frontendOptions(const SourceArgs &A) {

@@ -55,6 +55,7 @@ def test_unverified_exports_say_so():
     doc = json.loads(s.to_json(verify=False))
     assert doc["verification"] == {
         "verified": False, "comm_model": "rendezvous",
+        "comm_stream": {"scope": "none", "eager_threshold_bytes": None},
         "reason": "exported with to_json(verify=False); `ppsc lint` checks it"}
     csv = s.to_torch_csv(with_comms=True, verify=False)
     assert csv.startswith("# pps: UNVERIFIED: not checked for deadlock "
@@ -73,7 +74,8 @@ def test_layout_fields_match_the_json_and_ppsc(tmp_path, name):
     doc = json.loads(s.to_json())
     assert doc["schema_version"] == 1
     assert doc["verification"] == {"verified": True,
-                                   "comm_model": s.comm_model}
+                                   "comm_model": s.comm_model,
+                                   "comm_stream": doc["comm_stream"]}
     assert [list(r) for r in s.routes] == [
         [r["first_microbatch"], r["microbatches"], r["first_stage"],
          r["last_stage"], r["data_rank"], r["loss_rank"]]

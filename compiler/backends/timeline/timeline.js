@@ -164,6 +164,17 @@
           over.push('<rect class="crit" x="' + clampX(x(xs)) + '" y="' + sy + '" width="' +
             Math.max(clampX(x(en)) - clampX(x(xs)), 1) + '" height="' + L.stripH + '"/>');
       }
+      // Comms held back on their stream (the stream rule): from when the
+      // rank issued them to when they started, in their own colour, over
+      // the lower half of the comm strip.
+      for (const [e, held, by] of lanes[r].held || []) {
+        const s = at(r, e, 4);
+        if (!finite(s) || s < v0 || s - held > v1) continue;
+        const a = clampX(x(s - held)), b = clampX(x(s));
+        out.push('<rect class="comm held" x="' + a + '" y="' + (y + L.boxH + 2 + L.stripH / 2) + '" width="' +
+          Math.max(b - a, 0.5) + '" height="' + L.stripH / 2 + '" fill="' + D.colors.held + '"' +
+          hit(nameOf(r, e) + '\nrank ' + r + '\nheld back on its stream by ' + by + ' for ' + num(held)) + '/>');
+      }
       for (let e = 0; e < n; ++e) {
         const k = kindOf(r, e);
         if (k.cls === 'comm') continue;

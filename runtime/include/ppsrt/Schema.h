@@ -50,9 +50,15 @@ enum class Kind : uint8_t {
 };
 /// Communication model (docs/architecture.md "Communication models").
 enum class CommModel : uint8_t { Rendezvous, Eager, Batched };
+/// The stream rule's scope (docs/simulation.md "Streams"): None, the
+/// abstract model (a rank's comms to one peer start their transfers in
+/// program order and complete independently); Peer, one in-order stream
+/// per (rank, peer) pair; Rank, one in-order stream per rank for all peers.
+enum class StreamScope : uint8_t { None, Peer, Rank };
 } // namespace types
 using types::CommModel;
 using types::Kind;
+using types::StreamScope;
 
 /// Number of kinds.
 constexpr unsigned NumKinds = 0
@@ -376,6 +382,55 @@ constexpr const char *nameOf(CommModel C) {
   return C == CommModel::Rendezvous ? "rendezvous"
          : C == CommModel::Eager    ? "eager"
                                     : "batched";
+}
+
+constexpr unsigned NumStreamScopes = 3;
+
+/// "none", "peer", "rank".
+constexpr const char *nameOf(StreamScope S) {
+  return S == StreamScope::None   ? "none"
+         : S == StreamScope::Peer ? "peer"
+                                  : "rank";
+}
+
+/// The stream dimension of a comm model, as NCCL runs point-to-point
+/// operations (docs/simulation.md "Streams" has the sources):
+///  * Scope != None: a rank's comm operations run on in-order streams (one
+///    per rank, or one per peer). An operation starts once the one before
+///    it on its stream has completed and the computes issued before it
+///    have finished (ProcessGroupNCCL makes the comm stream wait for the
+///    compute stream at issue); a receive that cannot complete holds back
+///    everything behind it. A batched group (batch_isend_irecv) is one
+///    operation of the stream that completes when all of its sends and
+///    receives have.
+///  * EagerThreshold >= 0: a send of at most that many bytes completes once
+///    its data is buffered at the receiver, without waiting for the
+///    receive to be posted (NCCL's connection buffers); larger sends
+///    rendezvous. A message whose size is not declared (0 bytes) is taken
+///    as larger than any threshold.
+struct CommStream {
+  StreamScope Scope = StreamScope::None;
+  /// Bytes; < 0: no threshold (the matching model alone decides).
+  double EagerThreshold = -1;
+
+  constexpr bool operator==(const CommStream &O) const {
+    return Scope == O.Scope && EagerThreshold == O.EagerThreshold;
+  }
+  constexpr bool operator!=(const CommStream &O) const { return !(*this == O); }
+  constexpr bool inOrder() const { return Scope != StreamScope::None; }
+};
+
+/// The eager threshold of `model nccl`: 64 KiB (docs/simulation.md says
+/// why this value and how to measure one's own).
+constexpr double NcclEagerThreshold = 64 * 1024;
+
+/// True if a send of Bytes bytes completes without waiting for its receive:
+/// always under the eager model, never under rendezvous or batched unless
+/// the stream rule's threshold admits its size.
+constexpr bool sendIsEager(CommModel Model, const CommStream &St,
+                           double Bytes) {
+  return Model == CommModel::Eager ||
+         (St.EagerThreshold >= 0 && Bytes > 0 && Bytes <= St.EagerThreshold);
 }
 
 //===----------------------------------------------------------------------===//

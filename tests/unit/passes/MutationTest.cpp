@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "Schedules.h"
 
+#include "pps/analysis/Timing.h"
 #include "pps/passes/Deadlock.h"
 #include "pps/passes/InsertComms.h"
 #include "pps/passes/VerifyDeps.h"
@@ -42,15 +43,25 @@ struct RefVerdict {
 
 class Reference {
 public:
-  Reference(const Schedule &S, CommModel Model)
-      : S(S), T(S.Topo), Model(Model) {}
+  /// Stream: the stream rule, written here independently of the schema:
+  /// a send is eager when its message (the cost model's activation or
+  /// gradient bytes) is declared and at most the threshold; under scope
+  /// peer a rank's comms form one in-order queue per peer, each operation
+  /// posted once the computes before it have run, a compute waiting for
+  /// the receive that feeds it.
+  Reference(const Schedule &S, CommModel Model, CommStream Stream = {})
+      : S(S), T(S.Topo), Model(Model), Stream(Stream) {}
 
   RefVerdict run() {
     size_t P = S.Ranks.size();
+    if (Stream.Scope == StreamScope::Peer)
+      buildQueues();
     Pc.assign(P, 0);
     Posted.assign(P, {});
     Paired.assign(P, {});
     Done.assign(P, {});
+    DoneAt.assign(P, {});
+    Finished.assign(P, {});
     Delivered.assign(P, {});
     CommSeen.assign(P, {});
     for (size_t R = 0; R < P; ++R) {
@@ -60,12 +71,17 @@ public:
     for (bool Progress = true; Progress;) {
       Progress = false;
       for (size_t R = 0; R < P; ++R)
-        Progress |= step(int(R));
+        Progress |=
+            Stream.Scope == StreamScope::Peer ? stepPeer(int(R)) : step(int(R));
     }
     RefVerdict V;
     V.Completes = true;
-    for (size_t R = 0; R < P; ++R)
+    for (size_t R = 0; R < P; ++R) {
       V.Completes &= Pc[R] == S.Ranks[R].Actions.size();
+      if (Stream.Scope == StreamScope::Peer)
+        for (const auto &[Peer, Q] : Queues[R])
+          V.Completes &= Q.Head == Q.Ops.size();
+    }
     if (!V.Completes)
       bad("some rank cannot finish");
     // Every posted operation found its partner.
@@ -122,6 +138,7 @@ private:
         const Action &X = Acts[Pcr + J];
         Key K{X.Kind, X.Microbatch, X.Stage};
         Done[R].insert(K);
+        DoneAt[R].try_emplace(K, Pcr + J);
         Runs.insert(K);
       }
       Pcr += Len;
@@ -137,17 +154,135 @@ private:
         post(R, I);
       return true;
     }
-    for (size_t I = Pcr; I < End; ++I) {
-      bool Complete = Paired[R][I].first >= 0 ||
-                      (Model == CommModel::Eager && isSend(Acts[I].Kind));
-      if (!Complete)
+    for (size_t I = Pcr; I < End; ++I)
+      if (!complete(R, I))
         return false;
-    }
     for (size_t I = Pcr; I < End; ++I)
       if (isRecv(Acts[I].Kind))
         deliver(R, I);
     Pcr = End;
     return true;
+  }
+
+  /// True if the send of comm kind K's message does not wait for its
+  /// receive.
+  bool eagerMessage(ActionKind K) const {
+    if (Model == CommModel::Eager)
+      return true;
+    double Bytes = (K == ActionKind::SendF || K == ActionKind::RecvF ||
+                    S.Cost.GradientBytes < 0)
+                       ? S.Cost.ActivationBytes
+                       : S.Cost.GradientBytes;
+    return Stream.EagerThreshold >= 0 && Bytes > 0 &&
+           Bytes <= Stream.EagerThreshold;
+  }
+
+  /// A posted operation is complete once it is paired, or it is an eager
+  /// send; a receive of an eager message still needs its send posted.
+  bool complete(int R, size_t I) const {
+    const Action &A = S.Ranks[R].Actions[I];
+    return Paired[R][I].first >= 0 || (isSend(A.Kind) && eagerMessage(A.Kind));
+  }
+
+  // --- scope peer ----------------------------------------------------------
+
+  struct Queue {
+    std::vector<size_t> Ops;
+    size_t Head = 0;
+  };
+
+  void buildQueues() {
+    Queues.assign(S.Ranks.size(), {});
+    for (size_t R = 0; R < S.Ranks.size(); ++R) {
+      const auto &Acts = S.Ranks[R].Actions;
+      for (size_t I = 0; I < Acts.size(); ++I)
+        if (isComm(Acts[I].Kind))
+          Queues[R][Acts[I].Peer].Ops.push_back(I);
+    }
+  }
+
+  /// The first receive on rank R that feeds compute X, if it sits before
+  /// Pos (the one a compute waits for); -1 otherwise.
+  long feedingRecv(int R, const Action &X, size_t Pos) const {
+    const auto &Acts = S.Ranks[R].Actions;
+    ActionKind Want =
+        X.Kind == ActionKind::F ? ActionKind::RecvF : ActionKind::RecvB;
+    for (size_t I = 0; I < Acts.size(); ++I)
+      if (Acts[I].Kind == Want && Acts[I].Microbatch == X.Microbatch &&
+          Acts[I].Stage == X.Stage)
+        return I < Pos ? long(I) : -1;
+    return -1;
+  }
+
+  /// Scope peer: the compute cursor Pc runs computes (skipping comms) as
+  /// long as their inputs are there; each peer's queue posts its head once
+  /// every compute before it has run, and moves on once it completes.
+  bool stepPeer(int R) {
+    const auto &Acts = S.Ranks[R].Actions;
+    size_t &Pcr = Pc[R];
+    bool Moved = false;
+    while (Pcr < Acts.size()) {
+      const Action &A = Acts[Pcr];
+      if (!isCompute(A.Kind)) {
+        ++Pcr;
+        Moved = true;
+        continue;
+      }
+      size_t Len = A.overlapsNext() && Pcr + 1 < Acts.size() &&
+                           isCompute(Acts[Pcr + 1].Kind) &&
+                           !Acts[Pcr + 1].overlapsNext()
+                       ? 2
+                       : 1;
+      bool Wait = false;
+      for (size_t J = 0; J < Len; ++J) {
+        const Action &X = Acts[Pcr + J];
+        bool CrossInput =
+            (X.Kind == ActionKind::F && X.Stage > 0 && X.Stage < T.Stages &&
+             T.StageToRank[X.Stage - 1] != R) ||
+            ((X.Kind == ActionKind::B || X.Kind == ActionKind::I) &&
+             X.Stage >= 0 && X.Stage + 1 < T.Stages &&
+             T.StageToRank[X.Stage + 1] != R);
+        // It waits for that receive to complete (whatever it carries: a
+        // mismatched message is still a completed receive).
+        long Rv = CrossInput ? feedingRecv(R, X, Pcr) : -1;
+        if (Rv >= 0 && !Finished[R].count(size_t(Rv)))
+          Wait = true;
+      }
+      if (Wait)
+        break;
+      if (A.overlapsNext() && Len == 1)
+        bad("a broken overlap pair");
+      for (size_t J = 0; J < Len; ++J)
+        checkInputs(R, Acts[Pcr + J]);
+      for (size_t J = 0; J < Len; ++J) {
+        const Action &X = Acts[Pcr + J];
+        Key K{X.Kind, X.Microbatch, X.Stage};
+        Done[R].insert(K);
+        DoneAt[R].try_emplace(K, Pcr + J);
+        Runs.insert(K);
+      }
+      Pcr += Len;
+      Moved = true;
+    }
+    for (auto &[Peer, Q] : Queues[R]) {
+      while (Q.Head < Q.Ops.size()) {
+        size_t I = Q.Ops[Q.Head];
+        if (!Posted[R][I]) {
+          if (Pcr < I)
+            break; // a compute before it has not run
+          post(R, I);
+          Moved = true;
+        }
+        if (!complete(R, I))
+          break;
+        if (isRecv(S.Ranks[R].Actions[I].Kind))
+          deliver(R, I);
+        Finished[R].insert(I);
+        ++Q.Head;
+        Moved = true;
+      }
+    }
+    return Moved;
   }
 
   /// The rank that must be at the other end of a comm, or -1 if none.
@@ -172,12 +307,15 @@ private:
     if (!CommSeen[R].insert({A.Kind, A.Microbatch, A.Stage}).second)
       bad("a comm twice");
     if (isSend(A.Kind)) {
-      bool Produced =
-          A.Kind == ActionKind::SendF
-              ? Done[R].count({ActionKind::F, A.Microbatch, A.Stage}) > 0
-              : Done[R].count({ActionKind::B, A.Microbatch, A.Stage}) +
-                        Done[R].count({ActionKind::I, A.Microbatch, A.Stage}) >
-                    0;
+      // The data a send carries is the compute's before it in program
+      // order (with in-order streams the compute cursor may be further on).
+      auto Before = [&](ActionKind K) {
+        auto It = DoneAt[R].find({K, A.Microbatch, A.Stage});
+        return It != DoneAt[R].end() && It->second < I;
+      };
+      bool Produced = A.Kind == ActionKind::SendF
+                          ? Before(ActionKind::F)
+                          : Before(ActionKind::B) || Before(ActionKind::I);
       if (!Produced)
         bad("a send before the compute it carries");
     }
@@ -256,10 +394,15 @@ private:
   const Schedule &S;
   const Topology &T;
   CommModel Model;
+  CommStream Stream;
+  std::vector<std::map<int32_t, Queue>> Queues;
   std::vector<size_t> Pc;
   std::vector<std::vector<char>> Posted;
   std::vector<std::vector<std::pair<int, int>>> Paired;
   std::vector<std::set<Key>> Done, Delivered, CommSeen;
+  /// Where each compute first ran; the comms of each rank that completed.
+  std::vector<std::map<Key, size_t>> DoneAt;
+  std::vector<std::set<size_t>> Finished;
   std::multiset<Key> Runs;
   std::map<std::pair<int, int>, Channel> Channels;
   std::string Why;
@@ -273,8 +416,9 @@ struct LintVerdict {
   std::string Text;
 };
 
-LintVerdict lint(const Schedule &In, CommModel Model) {
+LintVerdict lint(const Schedule &In, CommModel Model, CommStream Stream = {}) {
   Schedule S = In;
+  S.Stream = Stream;
   SourceManager SM;
   DiagnosticEngine D(SM);
   PassContext Ctx{D, {}};
@@ -354,33 +498,10 @@ Schedule lowered(Schedule S) {
 
 } // namespace
 
-TEST(Mutation, LinterAgreesWithTheReferenceExecutor) {
-  std::vector<Schedule> Bases;
-  Bases.push_back(lowered(pps::testing::oneFOneB(3, 3)));
-  Bases.push_back(
-      lowered(pps::testing::oneFOneB(4, 2))); // fewer microbatches than ranks
-  Bases.push_back(lowered(pps::testing::interleaved(2, 2, 2)));
-  Bases.push_back(lowered(pps::testing::interleaved(2, 2, 4)));
-  Bases.push_back(lowered(pps::testing::gpipe(2, 4, 2, Placement::V)));
-  Bases.push_back(lowered(
-      pps::testing::gpipe(3, 3, 2, Placement::Loop, {}, /*Split=*/true)));
-  {
-    int32_t Map[] = {0, 0, 1, 2, 1};
-    Bases.push_back(
-        lowered(pps::testing::gpipe(3, 5, 2, Placement::Loop, Map)));
-  }
-  {
-    // 1F1B on 2 ranks with the steady state's F and B overlapped on rank 1.
-    ScheduleBuilder B(2, 2, 3);
-    B.rank(0).F(0).F(1).B(0).F(2).B(1).B(2);
-    B.rank(1).F(0).overlap(Action::compute(ActionKind::F, 1, -1),
-                           Action::compute(ActionKind::B, 0, -1));
-    B.rank(1).overlap(Action::compute(ActionKind::F, 2, -1),
-                      Action::compute(ActionKind::B, 1, -1));
-    B.rank(1).B(2);
-    Bases.push_back(lowered(B.build()));
-  }
+static std::vector<Schedule> mutationBases();
 
+TEST(Mutation, LinterAgreesWithTheReferenceExecutor) {
+  std::vector<Schedule> Bases = mutationBases();
   std::mt19937 Rng(20261122);
   const int PerBase = 500;
   unsigned Cases = 0, Stuck = 0, Valid = 0, Disagree = 0;
@@ -424,4 +545,112 @@ TEST(Mutation, LinterAgreesWithTheReferenceExecutor) {
   EXPECT_GT(Valid, Cases / 50);
   std::printf("mutation: %u cases, %u stuck, %u valid, %u disagreements\n",
               Cases, Stuck, Valid, Disagree);
+}
+
+/// The stream rule: forward messages small (1 KiB), backward ones large
+/// (128 KiB), so a 64 KiB threshold makes only the forward sends eager; one
+/// stream per rank or per peer.
+TEST(Mutation, StreamRuleAgreesWithTheReferenceExecutor) {
+  std::vector<Schedule> Bases = mutationBases();
+  struct Rule {
+    CommModel Model;
+    CommStream Stream;
+  };
+  const Rule Rules[] = {
+      {CommModel::Rendezvous, {StreamScope::Rank, 64 * 1024}},
+      {CommModel::Rendezvous, {StreamScope::Rank, 0}},
+      {CommModel::Rendezvous, {StreamScope::Peer, -1}},
+      {CommModel::Rendezvous, {StreamScope::Peer, 64 * 1024}},
+      {CommModel::Batched, {StreamScope::Rank, 64 * 1024}},
+  };
+  std::mt19937 Rng(20261201);
+  const int PerBase = 300;
+  unsigned Cases = 0, Stuck = 0, Valid = 0, Disagree = 0;
+  for (Schedule Base : Bases) {
+    Base.Cost.ActivationBytes = 1024;
+    Base.Cost.GradientBytes = 128 * 1024;
+    for (size_t Ru = 0; Ru < std::size(Rules); ++Ru) {
+      const Rule &X = Rules[Ru];
+      RefVerdict R0 = Reference(Base, X.Model, X.Stream).run();
+      ASSERT_TRUE(R0.Valid && R0.Completes) << R0.Why << "\n" << dump(Base);
+      LintVerdict L0 = lint(Base, X.Model, X.Stream);
+      ASSERT_TRUE(L0.Valid && L0.Completes) << L0.Text;
+      for (int K = 0; K < PerBase; ++K) {
+        Schedule S = Base;
+        int Edits = 1 + int(Rng() % 3);
+        for (int E = 0; E < Edits; ++E)
+          mutate(S, Rng);
+        if (!S.hasComms())
+          continue;
+        RefVerdict R = Reference(S, X.Model, X.Stream).run();
+        LintVerdict L = lint(S, X.Model, X.Stream);
+        ++Cases;
+        // The timing engine runs the same streams: on a valid schedule it
+        // finishes exactly when the reference does.
+        if (R.Valid) {
+          analysis::TimingOptions TO;
+          TO.Model = X.Model;
+          TO.Stream = X.Stream;
+          TO.KeepPreds = false;
+          bool Finished = !analysis::computeTiming(S, TO).Deadlocked;
+          if (Finished != R.Completes && ++Disagree <= 5)
+            ADD_FAILURE() << "timing under "
+                          << commDescription(X.Model, X.Stream)
+                          << ": reference says "
+                          << (R.Completes ? "finishes" : "stuck")
+                          << ", the timing engine the opposite\n"
+                          << dump(S);
+        }
+        Stuck += !R.Completes;
+        Valid += R.Valid;
+        if (R.Completes != L.Completes || R.Valid != L.Valid) {
+          if (++Disagree <= 5)
+            ADD_FAILURE() << "rule " << commDescription(X.Model, X.Stream)
+                          << ": reference says "
+                          << (R.Completes ? "finishes" : "stuck") << ", "
+                          << (R.Valid ? "valid" : "invalid (" + R.Why + ")")
+                          << "; linter says "
+                          << (L.Completes ? "finishes" : "stuck") << ", "
+                          << (L.Valid ? "valid" : "invalid") << "\n"
+                          << dump(S) << L.Text;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(Disagree, 0u);
+  EXPECT_GT(Cases, 10000u);
+  EXPECT_GT(Stuck, Cases / 20);
+  EXPECT_GT(Valid, Cases / 50);
+  std::printf("mutation (stream rule): %u cases, %u stuck, %u valid, %u "
+              "disagreements\n",
+              Cases, Stuck, Valid, Disagree);
+}
+
+static std::vector<Schedule> mutationBases() {
+  std::vector<Schedule> Bases;
+  Bases.push_back(lowered(pps::testing::oneFOneB(3, 3)));
+  Bases.push_back(
+      lowered(pps::testing::oneFOneB(4, 2))); // fewer microbatches than ranks
+  Bases.push_back(lowered(pps::testing::interleaved(2, 2, 2)));
+  Bases.push_back(lowered(pps::testing::interleaved(2, 2, 4)));
+  Bases.push_back(lowered(pps::testing::gpipe(2, 4, 2, Placement::V)));
+  Bases.push_back(lowered(
+      pps::testing::gpipe(3, 3, 2, Placement::Loop, {}, /*Split=*/true)));
+  {
+    int32_t Map[] = {0, 0, 1, 2, 1};
+    Bases.push_back(
+        lowered(pps::testing::gpipe(3, 5, 2, Placement::Loop, Map)));
+  }
+  {
+    // 1F1B on 2 ranks with the steady state's F and B overlapped on rank 1.
+    ScheduleBuilder B(2, 2, 3);
+    B.rank(0).F(0).F(1).B(0).F(2).B(1).B(2);
+    B.rank(1).F(0).overlap(Action::compute(ActionKind::F, 1, -1),
+                           Action::compute(ActionKind::B, 0, -1));
+    B.rank(1).overlap(Action::compute(ActionKind::F, 2, -1),
+                      Action::compute(ActionKind::B, 1, -1));
+    B.rank(1).B(2);
+    Bases.push_back(lowered(B.build()));
+  }
+  return Bases;
 }

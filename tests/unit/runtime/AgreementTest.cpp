@@ -193,7 +193,9 @@ void checkAgreement(const std::string &Name, ir::Schedule S, bool AllModels) {
   analysis::Matching M = analysis::matchComms(S);
   EXPECT_TRUE(M.clean()) << "lint passed but the matching is not clean";
   for (ir::CommModel Model : Models) {
-    bool Free = analysis::checkDeadlock(S, M, Model).Free;
+    // The executor and its timing run the model without a stream rule (no
+    // eager threshold): checked under the same.
+    bool Free = analysis::checkDeadlock(S, M, Model, ir::CommStream()).Free;
     for (bool BlockingRecv : {false, true}) {
       sim::SimOptions SO = Lean;
       SO.CommModel = Model;
@@ -218,9 +220,28 @@ void checkAgreement(const std::string &Name, ir::Schedule S, bool AllModels) {
     // The async simulator finishes whatever the analysis proves free.
     sim::SimOptions SO = Lean;
     SO.CommModel = Model;
+    SO.Stream = ir::CommStream();
     if (Free) {
       EXPECT_FALSE(sim::simulate(S, SO).Deadlocked)
           << ir::commModelName(Model).str();
+    }
+
+    // Under the stream rule (docs/simulation.md, "Streams") the deadlock
+    // analysis and the timing engine run the same in-order streams: one
+    // finishes exactly when the other proves it free.
+    for (ir::CommStream St :
+         {ir::CommStream{ir::StreamScope::Rank, schema::NcclEagerThreshold},
+          ir::CommStream{ir::StreamScope::Rank, -1},
+          ir::CommStream{ir::StreamScope::Peer, -1}}) {
+      if (!ir::commConfigProblem(Model, St).empty())
+        continue;
+      bool StreamFree = analysis::checkDeadlock(S, M, Model, St).Free;
+      sim::SimOptions SS = Lean;
+      SS.CommModel = Model;
+      SS.Stream = St;
+      EXPECT_EQ(!sim::simulate(S, SS).Deadlocked, StreamFree)
+          << "simulator vs deadlock analysis under the "
+          << ir::commDescription(Model, St);
     }
 
     // The runtime: matching (no FIFO mismatch, no hang) and peaks.

@@ -4,10 +4,16 @@
 // FIFO matching (Matching.h): program order per rank, a rendezvous pair as
 // one event, eager send -> recv, a batched group (a maximal run of
 // consecutive comms on a rank) posted together and complete when all its
-// operations are matched. The graph is walked in topological order in
-// linear time. If it cannot be completed, reportDeadlock names the shortest
-// cycle of waiting ranks with each action's rank and location, and every
-// other rank's blocked action:
+// operations are matched. A send is eager under the eager model, or when the
+// stream rule's eager threshold admits its size (ir::CommStream). The
+// rank's comms form one in-order sequence (the stream rule's scope rank,
+// which is also how blocking sends and receives and the abstract model are
+// checked), or, under scope peer, one sequence per peer: an operation then
+// waits only for the one before it to the same peer and for the computes
+// before it in program order, which wait for the receives they consume.
+// The graph is walked in topological order in linear time. If it cannot be
+// completed, reportDeadlock names the shortest cycle of waiting ranks with each
+// action's rank and location, and every other rank's blocked action:
 //   rank 1 blocks at `send F0@1 -> 0` waiting for rank 0 to post
 //   `recv F0@2 <- 1`
 //
@@ -31,14 +37,16 @@
 #include "llvm/ADT/SmallVector.h"
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace pps::analysis {
 
 /// Where each rank stops in the happens-before walk.
 struct DeadlockResult {
-  /// The comm model the schedule was checked under.
+  /// The comm model and stream rule the schedule was checked under.
   ir::CommModel Model = ir::CommModel::Rendezvous;
+  ir::CommStream Stream;
   /// True if every rank runs to the end of its program.
   bool Free = false;
   /// Per rank: its last posted group of comms [Cursor, GroupEnd) and how
@@ -49,11 +57,18 @@ struct DeadlockResult {
     uint8_t Posted = 0;
   };
   std::vector<RankState> Ranks;
+  /// Scope peer: per rank, the operations posted and never completed (the
+  /// heads of its stuck streams), ascending; Ranks[r] then names the first.
+  std::vector<llvm::SmallVector<uint32_t, 2>> StuckOps;
+  /// Scope peer: per action (global id), 1 once it was posted.
+  std::vector<uint8_t> Posted;
 };
 
-/// Walks S's happens-before graph under Model.
+/// Walks S's happens-before graph under Model and the stream rule (the
+/// schedule's unless Stream is given).
 DeadlockResult checkDeadlock(const ir::Schedule &S, const Matching &M,
-                             ir::CommModel Model);
+                             ir::CommModel Model,
+                             std::optional<ir::CommStream> Stream = {});
 
 /// Explains a result that is not Free: a `deadlock` error with the
 /// shortest cycle of waiting ranks, or, without a cycle, an unmatched-recv

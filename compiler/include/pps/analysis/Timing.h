@@ -33,6 +33,17 @@
 //    max(posted, send end). Batched: each maximal run of consecutive comms on
 //    a rank is posted together and completes (all its actions end) when
 //    every operation in it has matched.
+//  * The stream rule (ir::CommStream, docs/simulation.md "Streams"), with
+//    Async timing: with a stream scope, a rank's comms run on in-order
+//    streams (one per rank, or one per peer) instead of the tracks above:
+//    an operation (under batched, a group) starts when the computes before
+//    it in program order have finished and the operation before it on its
+//    stream has *completed*, so a receive still waiting for its data holds
+//    back what is behind it (head-of-line blocking). An eager threshold
+//    makes sends of at most that many bytes eager (they never wait for
+//    their receive) under rendezvous and batched. Each operation's time
+//    held back by its stream, and the operation that caused it, are kept
+//    (RankTimeline::Held, HeldBy).
 //  * Matching is FIFO per (source rank, destination rank) channel (the
 //    pairs of pps/analysis/Matching.h; the engine pairs them as they post).
 //  * Dataflow (a schedule without comms, or when asked): cross-rank
@@ -67,6 +78,8 @@ enum class CommTiming : uint8_t { Async, Blocking, Executor };
 
 struct TimingOptions {
   ir::CommModel Model = ir::CommModel::Rendezvous;
+  /// The stream rule (defaults to the schedule's when not set).
+  std::optional<ir::CommStream> Stream;
   CommTiming Timing = CommTiming::Async;
   /// Executor timing: wait for each receive at the RECV action itself
   /// instead of at its consumer (the executor's --recv=blocking).
@@ -76,6 +89,8 @@ struct TimingOptions {
   /// Keep each action's binding predecessor (for the critical path; 8
   /// bytes per action).
   bool KeepPreds = true;
+  /// Keep RankTimeline::Held and HeldBy (16 bytes per action).
+  bool KeepHeld = false;
   /// The costs (defaults to the schedule's when not set).
   std::optional<ir::CostModel> Cost;
 };
@@ -96,6 +111,17 @@ struct RankTimeline {
   /// Comm actions: when the transfer began (after any wait). For other
   /// actions equal to Start.
   std::vector<double> TransferStart;
+  /// Async timing: how long each comm was held back by its stream or track
+  /// (posted later than the computes before it allowed, because the
+  /// operation ahead of it had not completed, or under the abstract model
+  /// had not started its transfer); 0 for other actions. Empty unless
+  /// TimingOptions::KeepHeld.
+  std::vector<double> Held;
+  /// With Held: the operation that caused the hold (packed rank << 32 |
+  /// index, ~0 for none): the nearest operation ahead of it on its stream
+  /// that waited for its partner (typically a receive posted before its
+  /// data could come), or the one that held it when none did.
+  std::vector<uint64_t> HeldBy;
 };
 
 /// What the engine accumulates per rank as actions finish.
@@ -106,6 +132,9 @@ struct RankTiming {
   double CommBusy = 0;
   /// Sum over the rank's comms of the time from posted to transfer start.
   double CommWait = 0;
+  /// Async timing: sum over the rank's comms of the time they were held
+  /// back by their stream or track (RankTimeline::Held).
+  double StreamHeld = 0;
   /// End of the rank's last action.
   double End = 0;
   /// Start of the rank's first compute and end of its last (0 and 0 with

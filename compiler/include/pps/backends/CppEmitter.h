@@ -38,7 +38,7 @@ struct CppEmitOptions {
   /// Compute the predicted makespan with the simulator (on by default).
   bool Simulate = true;
   /// Whether the schedule was proved (ScheduleDesc::unverified).
-  ExportStatus Status = ExportStatus::verified(ir::CommModel::Rendezvous);
+  ExportStatus Status{/*Verified=*/true};
 };
 
 /// Writes the executor translation unit for S to OS.

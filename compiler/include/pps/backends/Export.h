@@ -43,10 +43,20 @@ struct ExportStatus {
   /// Why the proof did not run, when unverified ("--no-verify", "the
   /// deadlock check was disabled (--disable-pass=deadlock)").
   std::string Why;
+  /// The stream rule the proof used.
+  ir::CommStream Stream;
 
-  static ExportStatus verified(ir::CommModel M) { return {true, M, {}}; }
+  /// Verified (or not) under S's comm model and stream rule.
+  static ExportStatus verified(const ir::Schedule &S) {
+    return {true, S.Comm, {}, S.Stream};
+  }
+  static ExportStatus unverified(const ir::Schedule &S, std::string Why) {
+    return {false, S.Comm, std::move(Why), S.Stream};
+  }
+  /// Under a comm model without a stream rule.
+  static ExportStatus verified(ir::CommModel M) { return {true, M, {}, {}}; }
   static ExportStatus unverified(ir::CommModel M, std::string Why) {
-    return {false, M, std::move(Why)};
+    return {false, M, std::move(Why), {}};
   }
   /// One sentence for comments: "verified: free of deadlock under the
   /// rendezvous model ..." or "UNVERIFIED: ...".

@@ -41,7 +41,7 @@ struct TorchExportOptions {
   bool WithComms = false;
   /// Whether the schedule was proved; an unverified one gets the marker
   /// line.
-  ExportStatus Status = ExportStatus::verified(ir::CommModel::Rendezvous);
+  ExportStatus Status{/*Verified=*/true};
 };
 
 /// Reports (torch-export, located) what PyTorch's CSV cannot express as

@@ -68,7 +68,28 @@ extern llvm::cl::opt<uint64_t> MaxActions;
 extern llvm::cl::opt<std::string> MaxInputSize;
 extern llvm::cl::opt<std::string> ImportRoot;
 extern llvm::cl::opt<std::string> Color;
+extern llvm::cl::opt<std::string> CommModel;
+extern llvm::cl::opt<std::string> Stream;
+extern llvm::cl::opt<std::string> EagerThreshold;
+extern llvm::cl::opt<double> Latency;
 } // namespace opts
+
+/// What --comm-model, --stream, --eager-threshold and --latency change of a
+/// schedule (CommOptions.cpp).
+struct CommOverrides {
+  std::optional<ir::CommModel> Model;
+  /// The stream rule --comm-model=nccl sets.
+  std::optional<ir::CommStream> Preset;
+  std::optional<ir::StreamScope> Scope;
+  /// Bytes; < 0: no threshold.
+  std::optional<double> Threshold;
+  /// --latency: the per-message latency (time units).
+  std::optional<double> Latency;
+
+  bool any() const;
+  /// Writes them into S (the model, then the preset, then the others).
+  void apply(ir::Schedule &S) const;
+};
 
 /// One compilation: sources, diagnostics and the options in force.
 class Session {
@@ -86,6 +107,12 @@ public:
   /// (after reporting a usage error) on a malformed -D, a size override
   /// below 1, or a bad --max-actions, --max-input-size or --import-root.
   bool frontendOptions(frontend::FrontendOptions &Out);
+  /// The comm options from the command line. Returns false (after
+  /// reporting a usage error) if one is malformed.
+  bool commOptions(CommOverrides &Out);
+  /// Applies O to S; false (after a usage error) if the result is a
+  /// combination that says two things (ir::commConfigProblem).
+  bool applyCommOptions(const CommOverrides &O, ir::Schedule &S);
   /// Reports a usage error, prints the diagnostics and returns ExitUsage.
   int usage(std::string Message);
   /// Prints the diagnostics and returns Code.

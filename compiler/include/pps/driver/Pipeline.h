@@ -35,9 +35,16 @@ bool isPassDisabled(llvm::StringRef Pass);
 std::string skippedProof(const passes::AnalysisResults &Results);
 
 /// Runs the pass pipeline on S. Returns false if a pass reported an error.
-/// Analysis results (peak memory, ...) are left in Results.
+/// Analysis results (peak memory, ...) are left in Results. ReorderComms
+/// lets insert-comms replace the schedule's own comms by a faster order
+/// (emit --reorder-comms, lint --fix; AnalysisResults::Reordered).
 bool runPipeline(Session &Sess, ir::Schedule &S, PipelineGoal Goal,
-                 passes::AnalysisResults &Results);
+                 passes::AnalysisResults &Results, bool ReorderComms = false);
+
+/// With AnalysisResults::Reordered: a comms-reordered note at S saying what
+/// the reordering gained (or that it kept the schedule's order).
+void noteReordered(Session &Sess, const ir::Schedule &S,
+                   const passes::AnalysisResults &Results);
 
 /// Prints a schedule in the lowered .pps form (for --print-after).
 void printSchedule(const ir::Schedule &S, llvm::raw_ostream &OS);

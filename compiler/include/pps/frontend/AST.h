@@ -371,7 +371,8 @@ struct CommEntry {
   LocId Loc = NoLoc;
   std::string Key;
   std::optional<Quantity> Value; // `latency 0.05;`
-  std::string Word;              // `model eager;` (empty for `async;`)
+  /// `model eager;`, `eager threshold 64 KiB;` (empty for `async;`)
+  std::string Word;
   LocId WordLoc = NoLoc;
 };
 

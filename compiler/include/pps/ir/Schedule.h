@@ -131,11 +131,25 @@ static_assert(sizeof(Action) == 20, "actions must stay compact");
 std::string actionText(const Action &A, bool WithStage = true);
 
 enum class Placement : uint8_t { Loop, V, Explicit };
-/// The comm models (the schema's, shared with the runtime).
+/// The comm models and the stream rule (the schema's, shared with the
+/// runtime).
 using CommModel = schema::CommModel;
+using CommStream = schema::CommStream;
+using StreamScope = schema::StreamScope;
 
 llvm::StringRef placementName(Placement P);
 llvm::StringRef commModelName(CommModel C);
+llvm::StringRef streamScopeName(StreamScope S);
+/// Why a comm model and stream rule cannot go together ("" if they can):
+/// batched groups run on the rank's one stream, so `model batched` with
+/// `stream peer` says two different things.
+std::string commConfigProblem(CommModel C, const CommStream &St);
+/// The comm model as messages name it: "rendezvous model", "nccl model"
+/// (the preset), "rendezvous model with one stream per peer and sends of
+/// up to 1024 bytes eager".
+std::string commDescription(CommModel C, const CommStream &St);
+/// True if (C, St) is what `model nccl;` sets.
+bool isNcclPreset(CommModel C, const CommStream &St);
 
 /// Ranks, stages, microbatches and where each stage lives.
 struct Topology {
@@ -200,6 +214,11 @@ struct CostModel {
     return PerStage.empty() ? Default : PerStage[S];
   }
   double computeCost(ActionKind K, int32_t S) const;
+  /// Bytes of one message of the given kind (0: not declared).
+  double messageBytes(ActionKind CommKind) const {
+    return isForwardComm(CommKind) || GradientBytes < 0 ? ActivationBytes
+                                                        : GradientBytes;
+  }
   /// Time for one message of the given kind, in time units.
   double messageTime(ActionKind CommKind) const;
 };
@@ -231,6 +250,8 @@ public:
   Topology Topo;
   CostModel Cost;
   CommModel Comm = CommModel::Rendezvous;
+  /// The stream rule (`comm { stream rank; eager threshold 64 KiB; }`).
+  CommStream Stream;
   std::optional<int64_t> MemoryLimit;
   FsdpConfig Fsdp;
   std::optional<SynthRequest> Synth;

@@ -37,6 +37,11 @@ struct AnalysisResults {
   bool DepsVerified = false;
   /// Send/recv actions insert-comms added (0 if the user wrote them).
   uint64_t CommsInserted = 0;
+  /// insert-comms with ReorderComms: the makespan under the schedule's
+  /// comm model before and after it replaced the schedule's own comms
+  /// (equal when it kept them: no faster order was found); unset when it
+  /// did not try.
+  std::optional<std::pair<double, double>> Reordered;
   /// Makespan of the dependency timeline (align-bubbles), 0 if not run.
   double Makespan = 0;
 };

@@ -13,8 +13,8 @@
 //     the producer; no comm is duplicated, stray, or sent from the first or
 //     last stage where nothing is on the other side. (A comm whose partner
 //     stage is on its own rank is left to the deadlock pass: wrong-peer.)
-// Warns (early-recv) when a receive is posted more than a few computes
-// before its consumer. Sets AnalysisResults::DepsVerified.
+// Sets AnalysisResults::DepsVerified. (What a receive posted long before
+// its consumer costs depends on the comm model: comm-streams says.)
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -22,9 +22,6 @@
 #include "pps/passes/PassManager.h"
 
 namespace pps::passes {
-
-/// Computes between a receive and its consumer above which early-recv warns.
-constexpr unsigned EarlyRecvDistance = 4;
 
 /// The verify-deps pass.
 std::unique_ptr<Pass> createVerifyDepsPass();

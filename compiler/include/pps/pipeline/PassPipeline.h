@@ -8,6 +8,7 @@
 #pragma once
 
 #include "pps/ir/Schedule.h"
+#include "pps/passes/InsertComms.h"
 #include "pps/passes/PassManager.h"
 #include "pps/passes/PassRegistry.h"
 
@@ -22,6 +23,9 @@ struct PipelineConfig {
   Goal Until = Goal::Check;
   /// Rewrite the schedule with explicit idle(t) slots (align-bubbles).
   bool AlignBubbles = false;
+  /// Where insert-comms places the pairs, and whether it may replace the
+  /// schedule's own comms by a faster order (pps/passes/InsertComms.h).
+  passes::InsertCommsOptions Comms;
 };
 
 /// Adds the passes for S to PM, in order. Requires: S as the front end or an

@@ -36,6 +36,7 @@
 #include "llvm/ADT/SmallVector.h"
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <vector>
 
@@ -56,6 +57,8 @@ enum class DataflowMode : uint8_t {
 struct SimOptions {
   /// Overrides the schedule's comm model (rendezvous / eager / batched).
   std::optional<ir::CommModel> CommModel;
+  /// Overrides the schedule's stream rule (scope, eager threshold).
+  std::optional<ir::CommStream> Stream;
   /// Overrides Cost.AsyncComm: true = blocking (comm occupies the rank).
   std::optional<bool> BlockingComm;
   /// Time comms as ppsrt::Executor runs them (overrides BlockingComm; see
@@ -90,6 +93,14 @@ struct RankStats {
   /// Sum over the rank's comms of the time from posted to transfer start
   /// (receives posted early wait long; also can exceed the makespan).
   double CommWait = 0;
+  /// Sum over the rank's comms of the time they were held back by their
+  /// stream, behind an operation that had not completed
+  /// (RankTimeline::Held; async timing).
+  double StreamHeld = 0;
+  /// Under a stream rule: how much idle time inside the rank's span the
+  /// rule adds, against the same schedule timed without it (SimResult::
+  /// MakespanWithoutStreams); 0 otherwise.
+  double StreamBubble = 0;
   /// End of the rank's last action.
   double End = 0;
   /// From the start of the rank's first compute to the end of its last: the
@@ -122,6 +133,7 @@ struct SimResult {
   bool Deadlocked = false;
   /// Simulated under these (after SimOptions overrides).
   ir::CommModel Comm = ir::CommModel::Rendezvous;
+  ir::CommStream Stream;
   bool Blocking = false;
   bool UsedDataflow = false;
 
@@ -129,6 +141,10 @@ struct SimResult {
   double Makespan = 0;
   /// The largest per-rank span (RankStats::Span).
   double Span = 0;
+  /// Under a stream rule (async timing): the makespan of the same schedule
+  /// without it (scope none, same eager threshold), so Makespan -
+  /// MakespanWithoutStreams is what the rule costs; NaN otherwise.
+  double MakespanWithoutStreams = std::numeric_limits<double>::quiet_NaN();
   /// The ideal time: the largest per-rank compute time (what the busiest
   /// rank would need with no bubble and no comm wait).
   double Ideal = 0;
@@ -162,11 +178,11 @@ struct SimResult {
 };
 
 /// Writes the options of Opts that change the schedule -- the comm model,
-/// the latency, blocking or async comm -- into S itself. Callers that lower
-/// S (insert-comms orders messages by the simulated time of each pair) call
-/// this before the passes, so that every pass reads the cost the simulator
-/// times with: an option then gives the result of the same value written in
-/// the file.
+/// the stream rule, the latency, blocking or async comm -- into S itself.
+/// Callers that lower S (insert-comms orders messages by the simulated time of
+/// each pair) call this before the passes, so that every pass reads the cost
+/// the simulator times with: an option then gives the result of the same value
+/// written in the file.
 void applyScheduleOverrides(ir::Schedule &S, const SimOptions &Opts);
 
 /// Simulates S. Diags may be null (no diagnostics, just the result); with an

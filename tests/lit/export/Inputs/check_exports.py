@@ -158,7 +158,8 @@ def check_pipeline(tool, v, path, extra):
         fail("%s: the JSON does not validate: %s at %s" % (
             where, errors[0].message, "/".join(map(str, errors[0].path))))
     if doc["verification"] != {"verified": True,
-                               "comm_model": doc["comm_model"]}:
+                               "comm_model": doc["comm_model"],
+                               "comm_stream": doc["comm_stream"]}:
         fail("%s: not verified: %r" % (where, doc["verification"]))
     check_layout(doc, where)
     by_rank = {r["rank"]: r["actions"] for r in doc["ranks"]}
