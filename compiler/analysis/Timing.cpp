@@ -93,6 +93,10 @@ TimingResult Engine::run() {
   // program order on the rank's thread with no stream rule of its own.
   if (Executor)
     StreamRule = ir::CommStream();
+  EagerF = schema::sendIsEager(Model, StreamRule,
+                               Cost.messageBytes(ActionKind::SendF));
+  EagerB = schema::sendIsEager(Model, StreamRule,
+                               Cost.messageBytes(ActionKind::SendB));
   InOrder = !Blocking && StreamRule.inOrder();
   OneStream = Blocking || Model == ir::CommModel::Batched ||
               (InOrder && StreamRule.Scope == ir::StreamScope::Rank);

@@ -58,10 +58,9 @@ struct Slot {
   ActionKind Kind = ActionKind::Idle;
   bool IsSend = false;
   bool Eager = false; // a send that does not wait for its receive
-  /// When the rank issued it (<= Ready; less when its track held it back),
-  /// and the operation blamed for the hold (NoRef: none).
+  /// When the rank issued it (<= Ready; less when its track held it back;
+  /// what held it is in RankTimeline::HeldBy when kept).
   double Issue = 0;
-  uint64_t HeldBy = NoRef;
 };
 
 /// FIFO matching on one (source, destination) channel: the n-th send is
@@ -190,7 +189,7 @@ private:
   /// A send that completes without waiting for its receive: the eager
   /// model, or a message under the stream rule's eager threshold.
   bool eagerSend(const Action &A) const {
-    return schema::sendIsEager(Model, StreamRule, Cost.messageBytes(A.Kind));
+    return ir::isForwardComm(A.Kind) ? EagerF : EagerB;
   }
   /// Marks a rank to advance. The woken ranks are visited in sweeps over
   /// the rank numbers, alternately up and down (see run()).
@@ -228,7 +227,11 @@ private:
   /// of an eager message, it ended) at Began, where with neither side held
   /// it would have at max(X.Issue, Alone), Alone being the other side's
   /// time if it was not held.
-  void recordHeld(const Slot &X, double Began, double Alone);
+  void recordHeld(const Slot &X, double Began, double Alone) {
+    if (X.Ready > X.Issue) // held at all (rare outside stream rules)
+      recordHeldSlow(X, Began, Alone);
+  }
+  void recordHeldSlow(const Slot &X, double Began, double Alone);
   void matched(const Slot &Send, const Slot &Recv);
   void opDone(uint64_t Ref, uint16_t StreamIdx, double End);
   /// Finishes the posted batch once every op matched; true if it did.
@@ -253,6 +256,9 @@ private:
   bool InOrder = false;
   ir::CommModel Model = ir::CommModel::Rendezvous;
   ir::CommStream StreamRule;
+  /// Whether forward / backward sends are eager (schema::sendIsEager on
+  /// their message sizes), computed once.
+  bool EagerF = false, EagerB = false;
   /// The batch being posted: when the rank issued it, and what held it
   /// back (set around postBatch by advanceStreams).
   double PostIssue = -std::numeric_limits<double>::infinity();

@@ -306,7 +306,7 @@ uint64_t Engine::blame(int32_t R, const Stream &Sm) const {
   return By;
 }
 
-void Engine::recordHeld(const Slot &X, double Began, double Alone) {
+void Engine::recordHeldSlow(const Slot &X, double Began, double Alone) {
   // What the hold cost X: how much later its transfer began (or, a receive
   // of an eager message, it completed) than if both sides had been posted
   // when their ranks issued them, at most X's own hold. A receive held
@@ -317,10 +317,9 @@ void Engine::recordHeld(const Slot &X, double Began, double Alone) {
   int32_t R = refRank(X.Ref);
   Res.Ranks[R].StreamHeld += D;
   RankTimeline &T = Res.Times[R];
-  if (!T.Held.empty() && X.HeldBy != NoRef) {
+  // HeldBy was set when it was posted (post()).
+  if (!T.Held.empty())
     T.Held[refIdx(X.Ref)] = D;
-    T.HeldBy[refIdx(X.Ref)] = X.HeldBy;
-  }
 }
 
 void Engine::post(int32_t R, Stream &Sm, uint32_t Idx, double Ready,
@@ -365,7 +364,8 @@ void Engine::post(int32_t R, Stream &Sm, uint32_t Idx, double Ready,
   Mine.Issue = PostIssue > -std::numeric_limits<double>::infinity()
                    ? std::min(PostIssue, Ready)
                    : Ready;
-  Mine.HeldBy = PostBy;
+  if (PostBy != NoRef && !T.HeldBy.empty())
+    T.HeldBy[Idx] = PostBy;
   if (IsSend) {
     ++Ch.Messages;
     Ch.Bytes += A.Kind == ActionKind::SendF || Cost.GradientBytes < 0
