@@ -45,20 +45,11 @@ llvm::cl::opt<double> Latency("latency",
 
 /// "65536", "64K", "1M", "none" (-1).
 static std::optional<double> thresholdBytes(llvm::StringRef Text) {
-  Text = Text.trim();
-  if (Text == "none")
+  if (Text.trim() == "none")
     return -1.0;
-  uint64_t Unit = 1;
-  if (Text.consume_back("K") || Text.consume_back("k"))
-    Unit = uint64_t(1) << 10;
-  else if (Text.consume_back("M"))
-    Unit = uint64_t(1) << 20;
-  else if (Text.consume_back("G"))
-    Unit = uint64_t(1) << 30;
-  uint64_t N;
-  if (Text.getAsInteger(10, N) || N > (uint64_t(1) << 40) / Unit)
-    return std::nullopt;
-  return double(N * Unit);
+  if (std::optional<uint64_t> N = byteCount(Text, uint64_t(1) << 40))
+    return double(*N);
+  return std::nullopt;
 }
 
 bool CommOverrides::any() const {

@@ -139,13 +139,7 @@ uint64_t placeByKeys(Schedule &S, const UnitIndex &U, const Timeline &TL,
 }
 
 double makespanUnderModel(const Schedule &S) {
-  analysis::TimingOptions TO;
-  TO.Model = S.Comm;
-  TO.Stream = S.Stream;
-  TO.Timing = S.Cost.AsyncComm ? analysis::CommTiming::Async
-                               : analysis::CommTiming::Blocking;
-  TO.KeepPreds = false;
-  analysis::TimingResult R = analysis::computeTiming(S, TO);
+  analysis::TimingResult R = analysis::computeTiming(S, analysis::timingOf(S));
   return R.Deadlocked ? std::numeric_limits<double>::infinity() : R.Makespan;
 }
 
@@ -187,12 +181,7 @@ private:
 };
 
 analysis::TimingResult Optimizer::timeBest(bool KeepHeld) const {
-  analysis::TimingOptions TO;
-  TO.Model = Best.Comm;
-  TO.Stream = Best.Stream;
-  TO.Timing = Best.Cost.AsyncComm ? analysis::CommTiming::Async
-                                  : analysis::CommTiming::Blocking;
-  TO.KeepPreds = false;
+  analysis::TimingOptions TO = analysis::timingOf(Best);
   TO.KeepHeld = KeepHeld;
   return analysis::computeTiming(Best, TO);
 }

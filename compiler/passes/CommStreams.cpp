@@ -81,10 +81,7 @@ void CommStreamsPass::analyze(const Schedule &S, PassContext &Ctx) {
   if (!S.Stream.inOrder() || !S.Cost.AsyncComm || !Ctx.Results.DeadlockFree ||
       !S.hasComms())
     return;
-  analysis::TimingOptions TO;
-  TO.Model = S.Comm;
-  TO.Stream = S.Stream;
-  TO.KeepPreds = false;
+  analysis::TimingOptions TO = analysis::timingOf(S);
   TO.KeepHeld = true;
   analysis::TimingResult T = analysis::computeTiming(S, TO);
   if (T.Deadlocked)

@@ -487,6 +487,21 @@ bool mutate(Schedule &S, std::mt19937 &Rng) {
   }
 }
 
+/// Counts a disagreement between the reference and the linter, and shows
+/// the first few in full.
+void compare(const std::string &Under, const RefVerdict &R,
+             const LintVerdict &L, const Schedule &S, unsigned &Disagree) {
+  if (R.Completes == L.Completes && R.Valid == L.Valid)
+    return;
+  if (++Disagree <= 5)
+    ADD_FAILURE() << Under << ": reference says "
+                  << (R.Completes ? "finishes" : "stuck") << ", "
+                  << (R.Valid ? "valid" : "invalid (" + R.Why + ")")
+                  << "; linter says " << (L.Completes ? "finishes" : "stuck")
+                  << ", " << (L.Valid ? "valid" : "invalid") << "\n"
+                  << dump(S) << L.Text;
+}
+
 Schedule lowered(Schedule S) {
   SourceManager SM;
   DiagnosticEngine D(SM);
@@ -525,17 +540,7 @@ TEST(Mutation, LinterAgreesWithTheReferenceExecutor) {
         ++Cases;
         Stuck += !R.Completes;
         Valid += R.Valid;
-        if (R.Completes != L.Completes || R.Valid != L.Valid) {
-          if (++Disagree <= 5)
-            ADD_FAILURE() << "model " << commModelName(M).str()
-                          << ": reference says "
-                          << (R.Completes ? "finishes" : "stuck") << ", "
-                          << (R.Valid ? "valid" : "invalid (" + R.Why + ")")
-                          << "; linter says "
-                          << (L.Completes ? "finishes" : "stuck") << ", "
-                          << (L.Valid ? "valid" : "invalid") << "\n"
-                          << dump(S) << L.Text;
-        }
+        compare("model " + commModelName(M).str(), R, L, S, Disagree);
       }
     }
   EXPECT_EQ(Disagree, 0u);
@@ -603,17 +608,8 @@ TEST(Mutation, StreamRuleAgreesWithTheReferenceExecutor) {
         }
         Stuck += !R.Completes;
         Valid += R.Valid;
-        if (R.Completes != L.Completes || R.Valid != L.Valid) {
-          if (++Disagree <= 5)
-            ADD_FAILURE() << "rule " << commDescription(X.Model, X.Stream)
-                          << ": reference says "
-                          << (R.Completes ? "finishes" : "stuck") << ", "
-                          << (R.Valid ? "valid" : "invalid (" + R.Why + ")")
-                          << "; linter says "
-                          << (L.Completes ? "finishes" : "stuck") << ", "
-                          << (L.Valid ? "valid" : "invalid") << "\n"
-                          << dump(S) << L.Text;
-        }
+        compare("rule " + commDescription(X.Model, X.Stream), R, L, S,
+                Disagree);
       }
     }
   }

@@ -180,6 +180,17 @@ struct TimingResult {
 /// Times S under the options.
 TimingResult computeTiming(const ir::Schedule &S, const TimingOptions &Opts);
 
+/// The options that time S as its own comm block says: its comm model and
+/// stream rule, async or blocking; no critical path.
+inline TimingOptions timingOf(const ir::Schedule &S) {
+  TimingOptions TO;
+  TO.Model = S.Comm;
+  TO.Stream = S.Stream;
+  TO.Timing = S.Cost.AsyncComm ? CommTiming::Async : CommTiming::Blocking;
+  TO.KeepPreds = false;
+  return TO;
+}
+
 /// Explains a run that got stuck without a deadlock the happens-before
 /// check sees (dataflow mode, or a stall of the chosen comm timing): one
 /// `deadlock` error at the first stuck rank's action, a note per other

@@ -74,6 +74,10 @@ extern llvm::cl::opt<std::string> EagerThreshold;
 extern llvm::cl::opt<double> Latency;
 } // namespace opts
 
+/// A number of bytes as options write it ("65536", "64K", "16M", "1G": K, M
+/// and G are powers of 1024), at most Max; nullopt if malformed.
+std::optional<uint64_t> byteCount(llvm::StringRef Text, uint64_t Max);
+
 /// What --comm-model, --stream, --eager-threshold and --latency change of a
 /// schedule (CommOptions.cpp).
 struct CommOverrides {
