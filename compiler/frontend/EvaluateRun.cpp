@@ -356,6 +356,16 @@ Flow Evaluator::run(const FnCode &FC) {
       R[O.A] = {X.I < 0 ? -X.I : X.I, VT::Int};
       break;
     }
+    case OpCode::Model: {
+      auto &C = *static_cast<CallExpr *>(const_cast<void *>(O.Node));
+      PPS_SYNC();
+      std::optional<int64_t> V =
+          modelValue(Builtin(O.Sub), O.B < 0 ? 0 : R[O.B].I, C);
+      if (!V)
+        PPS_ABORT();
+      R[O.A] = {*V, VT::Int};
+      break;
+    }
     case OpCode::RankOf: {
       auto &C = *static_cast<CallExpr *>(const_cast<void *>(O.Node));
       Value S = R[O.B];
