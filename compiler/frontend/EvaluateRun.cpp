@@ -111,9 +111,8 @@ Flow Evaluator::run(const FnCode &FC) {
   {                                                                            \
     Value L = R[O.B], Rv = R[O.C];                                             \
     bool Res;                                                                  \
-    if (LLVM_LIKELY(L.T == VT::Int && Rv.T == VT::Int)) {                      \
-      Res = L.I Cmp Rv.I;                                                      \
-    } else if (Equality && L.T == Rv.T && L.T != VT::Array) {                  \
+    if (LLVM_LIKELY(L.T == VT::Int && Rv.T == VT::Int) ||                      \
+        ((Equality) && L.T == Rv.T && L.T != VT::Array)) {                     \
       Res = L.I Cmp Rv.I;                                                      \
     } else {                                                                   \
       PPS_SYNC();                                                              \

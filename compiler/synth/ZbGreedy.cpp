@@ -53,9 +53,10 @@ private:
   /// The problem's memory model: the paper's mem_f, mem_b, mem_w.
   int64_t mem(int K) const { return P.memoryDelta(JobKind(K)); }
   double &t(int K, int J, int Mb) { return T[P.index(JobKind(K), J, Mb)]; }
-  double maxBubble() const {
-    return *std::max_element(StageBubble.begin(), StageBubble.end());
-  }
+  /// The largest stage bubble so far: the paper's get_max_bubble(). A
+  /// stage's bubble only grows, so the running maximum is it (linear time
+  /// where the paper scans every stage).
+  double maxBubble() const { return MaxBubble; }
   bool put(int J, int K);
   /// Puts W on stage J until a job of kind K fits in memory; false where
   /// none is left ("Cannot fit memory").
@@ -69,6 +70,7 @@ private:
   std::vector<int> F, B, W;
   std::vector<int64_t> Mem;
   std::vector<double> E, T, StageBubble;
+  double MaxBubble = 0;
   Order *Out = nullptr;
 };
 
@@ -84,6 +86,7 @@ bool ZbOrder::put(int J, int K) {
     Tmp = std::max(Tmp, t(1, J + 1, I) + Comm + C);
   if (F[J] > 0)
     StageBubble[J] += Tmp - NoBubble;
+  MaxBubble = std::max(MaxBubble, StageBubble[J]);
   E[J] = Tmp;
   t(K, J, I) = Tmp;
   Mem[J] += mem(K);
@@ -124,6 +127,7 @@ bool ZbOrder::run(const ZbFlags &Fl, Order &O) {
   Mem.assign(N, 0);
   E.assign(N, 0.0);
   StageBubble.assign(N, 0.0);
+  MaxBubble = 0;
   T.assign(P.numJobs(), 0.0);
   const double Comm = P.Latency;
   const int64_t MaxMem = P.MemoryLimit;

@@ -10,8 +10,9 @@
 #include "pps/analysis/Memory.h"
 #include "pps/synth/Algorithms.h"
 
-#include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include <fmt/format.h>
 
 using namespace pps;
 using namespace pps::synth;

@@ -10,8 +10,9 @@
 #include "pps/frontend/Frontend.h"
 #include "pps/synth/Algorithms.h"
 
-#include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include <fmt/format.h>
 
 #include <random>
 
@@ -111,14 +112,14 @@ TEST(ZbAuto, PublishedFigures) {
   // activations: spans 193 and 183 at max_mem 10 and 14.
   for (auto [Mem, Span] : {std::pair{5, 193.0}, std::pair{7, 183.0}}) {
     Problem Q = Problem::make(4, 12, ir::Placement::Loop, {5, 6, 4}, 1);
-    ASSERT_TRUE(Q.setMemory({2.0, 1.0}, 2 * Mem));
+    ASSERT_TRUE(Q.setMemory({2.0, 1.0}, int64_t(2) * Mem));
     std::optional<Order> Z =
         compiledZbAuto(Q, "memory { F = 2; I = -1; W = -1; }", Mem, -1);
     ASSERT_TRUE(Z);
     Evaluation EZ = evaluate(Q, *Z);
     ASSERT_TRUE(EZ.Valid);
     EXPECT_DOUBLE_EQ(EZ.MaxSpan, Span) << "mem " << Mem;
-    EXPECT_LE(EZ.MaxPeakMemory, 2 * Mem);
+    EXPECT_LE(EZ.MaxPeakMemory, int64_t(2) * Mem);
   }
 }
 
