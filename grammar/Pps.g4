@@ -39,6 +39,7 @@ pipelineItem
   | COST LBRACE costEntry* RBRACE                    # costItem
   | COMM LBRACE commEntry* RBRACE                    # commItem
   | MEMORY LIMIT expr SEMI                           # memoryItem
+  | MEMORY LBRACE memoryEntry* RBRACE                # memoryBlockItem
   | FSDP (PREFETCH expr)? SEMI                       # fsdpItem
   | SCHEDULE ident LPAREN argList? RPAREN SEMI       # scheduleItem
   | LET binder ASSIGN expr SEMI                      # letItem
@@ -56,6 +57,14 @@ stageMapping : expr ARROW expr ;
 // F = 1.0;  F[stage 7] = 1.4;  overlap = 2.5;
 costEntry : costKey (LBRACK STAGE_KW expr RBRACK)? ASSIGN quantity SEMI ;
 costKey : COMPUTE_KIND | OVERLAP | ident ;
+
+// The memory model: what F allocates and I frees, per (microbatch, stage);
+// W (or the last backward) frees the rest.
+//   memory { F = 1; I = -0.5; W = -0.5; limit 8; }
+memoryEntry
+  : LIMIT expr SEMI                                  # memoryLimitEntry
+  | costKey (LBRACK STAGE_KW expr RBRACK)? ASSIGN quantity SEMI # memoryAmountEntry
+  ;
 
 // model eager; latency 0.05 ms; bandwidth 50 GB/s; activation 64 MiB; blocking;
 // stream rank; eager threshold 64 KiB;

@@ -80,7 +80,7 @@ std::vector<int64_t> MemoryProfile::wholePeaks() const {
 
 MemoryProfile analyzeMemory(const ir::Schedule &S, const MemoryOptions &Opts) {
   MemoryProfile Out;
-  Out.Model = Opts.Model;
+  Out.Model = Opts.Model ? *Opts.Model : S.Memory;
   Out.Ranks.resize(S.Ranks.size());
   StateMap State(S);
   // Amounts are compared with a little slack, so fractional models do not
@@ -100,7 +100,7 @@ MemoryProfile analyzeMemory(const ir::Schedule &S, const MemoryOptions &Opts) {
       uint64_t K = State.key(A);
       uint8_t St = State.get(K);
       schema::MemoryEffect E = schema::memoryEffect(A.Kind, St & HasW);
-      double D = memoryDelta(Opts.Model, E, St & Live, St & InputDone);
+      double D = memoryDelta(Out.Model, E, St & Live, St & InputDone);
       switch (E) {
       case schema::MemoryEffect::Acquire:
         St |= Live;

@@ -79,8 +79,8 @@ bool Engine::runCompute(int32_t R) {
       return false;
   }
   double Dur;
-  if (N == 2 && Cost.Overlap) {
-    Dur = *Cost.Overlap;
+  if (N == 2) {
+    Dur = Cost.overlapCost(Acts[I], Acts[I + 1]);
   } else {
     Dur = 0;
     for (uint32_t J = I; J < I + N; ++J)

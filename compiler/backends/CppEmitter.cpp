@@ -143,8 +143,14 @@ void emitCpp(const ir::Schedule &S, const CppEmitOptions &Opts,
   std::string Source = Opts.SourceName.empty() ? "<builder>" : Opts.SourceName;
 
   // The analyses the executor compares its measurements with.
-  // The chunk model's peaks: what the executor counts (StageIO objects).
-  std::vector<int64_t> Peaks = analysis::analyzeMemory(S).wholePeaks();
+  // The chunk model's peaks: what the executor counts (StageIO objects);
+  // and, under another memory model, the peaks in its units.
+  analysis::MemoryOptions Chunks;
+  Chunks.Model = analysis::MemoryModel::chunks();
+  std::vector<int64_t> Peaks = analysis::analyzeMemory(S, Chunks).wholePeaks();
+  analysis::MemoryProfile ModelPeaks;
+  if (!S.Memory.isChunks())
+    ModelPeaks = analysis::analyzeMemory(S);
   double Predicted = -1;
   std::vector<double> Executor;
   if (Opts.Simulate) {
@@ -240,6 +246,32 @@ void emitCpp(const ir::Schedule &S, const CppEmitOptions &Opts,
     OS << (R ? ", " : "") << (size_t(R) < Peaks.size() ? Peaks[R] : 0);
   OS << "};\n\n";
 
+  if (!S.Memory.isChunks()) {
+    OS << fmt::format("// Memory analysis: peak memory per rank in the "
+                      "memory model's units (F = {}, I = {}).\n",
+                      cppDouble(S.Memory.Forward),
+                      cppDouble(S.Memory.inputAmount()));
+    OS << fmt::format("const double kPredictedMemory[{}] = {{", T.Ranks);
+    for (int32_t R = 0; R < T.Ranks; ++R)
+      OS << (R ? ", " : "")
+         << cppDouble(size_t(R) < ModelPeaks.Ranks.size()
+                          ? ModelPeaks.Ranks[size_t(R)].Peak
+                          : 0.0);
+    OS << "};\n\n";
+  }
+  if (!S.Cost.StageOverlap.empty()) {
+    OS << "// Per stage: the time of an overlap pair whose first compute is "
+          "there (< 0: the\n// overlap cost above).\n";
+    OS << fmt::format("const double kStageOverlapCost[{}] = {{", T.Stages);
+    for (int32_t St = 0; St < T.Stages; ++St) {
+      std::optional<double> V = size_t(St) < S.Cost.StageOverlap.size()
+                                    ? S.Cost.StageOverlap[size_t(St)]
+                                    : std::nullopt;
+      OS << (St ? ", " : "") << cppDouble(V ? *V : -1.0);
+    }
+    OS << "};\n\n";
+  }
+
   if (!Executor.empty()) {
     OS << "// Timing of one step as the executor runs it (ppsc's timing "
           "engine), per comm\n// model (rendezvous, eager, batched) and "
@@ -282,6 +314,16 @@ void emitCpp(const ir::Schedule &S, const CppEmitOptions &Opts,
   else
     OS << fmt::format("    \"{}\", // unverified\n",
                       cppStringLiteral(Opts.Status.sentence()));
+  if (!S.Memory.isChunks() || !S.Cost.StageOverlap.empty()) {
+    OS << fmt::format("    {{{}, {}}}, // memory model: F allocates, I frees\n",
+                      cppDouble(S.Memory.Forward),
+                      cppDouble(S.Memory.InputGrad));
+    OS << fmt::format("    {}, // predicted memory per rank\n",
+                      S.Memory.isChunks() ? "nullptr" : "kPredictedMemory");
+    OS << fmt::format("    {}, // overlap cost per stage\n",
+                      S.Cost.StageOverlap.empty() ? "nullptr"
+                                                  : "kStageOverlapCost");
+  }
   OS << "};\n\n} // namespace\n\n";
   OS << "int main(int argc, char **argv) {\n"
         "  return ppsrt::executorMain(kSchedule, argc, argv);\n"

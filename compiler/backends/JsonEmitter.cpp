@@ -99,6 +99,15 @@ void emitJson(const ir::Schedule &S, llvm::raw_ostream &OS,
         J.attribute("overlap", *S.Cost.Overlap);
       else
         J.attribute("overlap", nullptr);
+      // Per stage: the time of overlap pairs whose first compute is there
+      // (null: `overlap`, or the sum); empty when no stage has one.
+      J.attributeArray("stage_overlap", [&] {
+        for (const std::optional<double> &T : S.Cost.StageOverlap)
+          if (T)
+            J.value(*T);
+          else
+            J.value(nullptr);
+      });
       J.attribute("latency", S.Cost.Latency);
       J.attribute("bandwidth_bytes_per_ms", S.Cost.BandwidthBytesPerMs);
       J.attribute("activation_bytes", S.Cost.ActivationBytes);
@@ -113,6 +122,13 @@ void emitJson(const ir::Schedule &S, llvm::raw_ostream &OS,
       J.attribute("memory_limit", *S.MemoryLimit);
     else
       J.attribute("memory_limit", nullptr);
+    // What F allocates and I and W free per (microbatch, stage), in the
+    // limit's units (the last backward frees the rest).
+    J.attributeObject("memory_model", [&] {
+      J.attribute("F", S.Memory.Forward);
+      J.attribute("I", S.Memory.inputAmount());
+      J.attribute("W", S.Memory.weightAmount());
+    });
     J.attributeObject("fsdp", [&] {
       J.attribute("enabled", S.Fsdp.Enabled);
       J.attribute("prefetch", S.Fsdp.Prefetch);

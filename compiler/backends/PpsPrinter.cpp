@@ -51,6 +51,7 @@ private:
   void printHeader();
   void printCost();
   void printComm();
+  void printMemory();
   void printRank(int32_t R);
   std::string actionText(const ir::Action &A, int32_t Rank) const;
   /// True if Stage is Rank's only stage, so the text form may omit "@stage".
@@ -69,8 +70,7 @@ void Printer::print() {
   printHeader();
   printCost();
   printComm();
-  if (S.MemoryLimit)
-    OS << fmt::format("  memory limit {};\n", *S.MemoryLimit);
+  printMemory();
   if (S.Fsdp.Enabled)
     OS << fmt::format("  fsdp prefetch {};\n", S.Fsdp.Prefetch);
   bool Empty = S.numActions() == 0;
@@ -133,7 +133,30 @@ void Printer::printCost() {
       OS << fmt::format("\n    {}[stage {}] = {};", Keys[K], St, num(Vals[K]));
     }
   }
+  for (size_t St = 0; St < C.StageOverlap.size(); ++St)
+    if (C.StageOverlap[St]) {
+      AnyStage = true;
+      OS << fmt::format("\n    overlap[stage {}] = {};", St,
+                        num(*C.StageOverlap[St]));
+    }
   OS << (AnyStage ? "\n  }\n" : " }\n");
+}
+
+void Printer::printMemory() {
+  const schema::MemoryModel &M = S.Memory;
+  if (M.isChunks()) {
+    if (S.MemoryLimit)
+      OS << fmt::format("  memory limit {};\n", *S.MemoryLimit);
+    return;
+  }
+  // W is the rest of F after I (a check when parsed back), written so the
+  // block reads as the three amounts.
+  auto Neg = [&](double V) { return V == 0 ? std::string("0") : num(-V); };
+  OS << fmt::format("  memory {{ F = {}; I = {}; W = {};", num(M.Forward),
+                    Neg(M.InputGrad), Neg(M.weightGrad()));
+  if (S.MemoryLimit)
+    OS << fmt::format(" limit {};", *S.MemoryLimit);
+  OS << " }\n";
 }
 
 void Printer::printComm() {

@@ -75,7 +75,13 @@ void writeFiguresJson(const ir::Schedule &S, const sim::SimResult &R,
   B.put(",\n  \"span\": ").dbl(R.Span);
   if (std::isfinite(R.MakespanWithoutStreams))
     B.put(",\n  \"makespan_without_streams\": ").dbl(R.MakespanWithoutStreams);
-  B.put(",\n  \"peak_memory\": ").num(R.PeakMemory);
+  B.put(",\n  \"peak_memory\": ").dbl(R.PeakMemory);
+  if (!R.Memory.isChunks()) {
+    // The memory model the peaks count in (the chunk model is implied).
+    B.put(",\n  \"memory_model\": {\"F\": ").dbl(R.Memory.Forward);
+    B.put(", \"I\": ").dbl(R.Memory.inputAmount());
+    B.put(", \"W\": ").dbl(R.Memory.weightAmount()).put('}');
+  }
   if (S.MemoryLimit)
     B.put(",\n  \"memory_limit\": ").num(*S.MemoryLimit);
   B.put(",\n  \"messages\": ").num(int64_t(R.Messages));
@@ -96,7 +102,7 @@ void writeFiguresJson(const ir::Schedule &S, const sim::SimResult &R,
           .dbl(X.StreamBubble);
     B.put(", \"end\": ").dbl(X.End);
     B.put(", \"span\": ").dbl(X.Span);
-    B.put(", \"peak_memory\": ").num(X.PeakMemory);
+    B.put(", \"peak_memory\": ").dbl(X.PeakMemory);
     B.put(", \"peak_memory_at\": ").num(X.PeakMemoryAt);
     B.put(", \"computes\": ").num(int64_t(X.Computes));
     B.put(", \"sends\": ").num(int64_t(X.Sends));

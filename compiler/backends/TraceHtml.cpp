@@ -102,7 +102,7 @@ void writeTables(const ir::Schedule &S, const sim::SimResult &R,
     Cell(R.Makespan > 0 ? pct(X.ComputeBusy / R.Makespan) : "-");
     Cell(fmtShort(X.CommBusy));
     Cell(fmtShort(X.CommWait));
-    Cell(std::to_string(X.PeakMemory));
+    Cell(fmt::format("{}", X.PeakMemory));
     Cell(std::to_string(X.Computes));
     Cell(std::to_string(X.Sends));
     Cell(std::to_string(X.Recvs));

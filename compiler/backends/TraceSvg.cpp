@@ -100,7 +100,7 @@ void svgBody(const ir::Schedule &S, const sim::SimResult &R, OutBuf &B) {
   } else {
     B.put("makespan ").put(detail::fmtShort(R.Makespan)).put(", bubble ");
     B.put(fmt::format("{:.1f}%", 100 * R.BubbleOverMakespan));
-    B.put(", peak memory ").num(R.PeakMemory);
+    B.put(", peak memory ").dbl(R.PeakMemory);
   }
   B.put("</text>\n");
   // Axis: grid lines and labels.

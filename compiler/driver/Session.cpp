@@ -190,11 +190,24 @@ bool Session::loadCostsFile(std::optional<frontend::CostsFile> &Out) {
 }
 
 std::optional<ir::Schedule> Session::load() {
-  std::optional<ir::Schedule> S = loadInput();
-  if (!S || opts::CostsFile.empty())
-    return S;
   std::optional<frontend::CostsFile> Costs;
-  if (!loadCostsFile(Costs) || !frontend::applyCostsFile(*Costs, *S, Diags))
+  if (!loadCostsFile(Costs))
+    return std::nullopt;
+  // A schedule body that reads its costs sees the costs file's and the
+  // command's, as every pass will (a mismatch is reported below).
+  LoadOverrides = [this, &Costs](ir::Schedule &Sc) {
+    if (Costs && Costs->Stages == Sc.Topo.Stages) {
+      DiagnosticEngine Quiet(SM);
+      frontend::applyCostsFile(*Costs, Sc, Quiet);
+    }
+    if (ModelOverrides)
+      ModelOverrides(Sc);
+  };
+  std::optional<ir::Schedule> S = loadInput();
+  LoadOverrides = nullptr;
+  if (!S || !Costs)
+    return S;
+  if (!frontend::applyCostsFile(*Costs, *S, Diags))
     return std::nullopt;
   return S;
 }
@@ -214,6 +227,7 @@ std::optional<ir::Schedule> Session::loadInput() {
   frontend::FrontendOptions FO;
   if (!frontendOptions(FO))
     return std::nullopt;
+  FO.ModelOverrides = LoadOverrides ? LoadOverrides : ModelOverrides;
   llvm::StringRef Path = opts::Input;
   return frontend::compileFile(Path, SM, Diags, FO);
 }

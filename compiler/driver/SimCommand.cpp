@@ -291,6 +291,9 @@ static int runSim() {
     VO->Steps = Steps;
   }
 
+  S.ModelOverrides = [&SO](ir::Schedule &X) {
+    sim::applyScheduleOverrides(X, SO);
+  };
   std::optional<ir::Schedule> Sched = S.load();
   if (!Sched) {
     S.flushDiagnostics();

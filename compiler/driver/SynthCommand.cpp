@@ -24,6 +24,7 @@
 #include "pps/backends/PpsPrinter.h"
 #include "pps/driver/Pipeline.h"
 #include "pps/frontend/Limits.h"
+#include "pps/frontend/MemoryModel.h"
 #include "pps/sim/Simulator.h"
 #include "pps/support/Figures.h"
 #include "pps/synth/Algorithms.h"
@@ -77,6 +78,15 @@ static cl::opt<int64_t>
               cl::desc("Peak activations per rank (chunks under V placement)"),
               cl::value_desc("N"), cl::init(0), cl::sub(SynthCmd),
               cl::cat(opts::Category));
+static cl::opt<std::string> MemoryModelOpt(
+    "memory-model",
+    cl::desc("The activation memory model: what F allocates and I (and W) "
+             "free per microbatch and stage, in the limit's units, as "
+             "`memory { F = ..; I = ..; W = ..; }` writes it (default "
+             "F=1,I=0,W=-1; the zero-bubble papers' F=2,I=-1,W=-1 counts "
+             "half activations)"),
+    cl::value_desc("F=2,I=-1,W=-1"), cl::init(""), cl::sub(SynthCmd),
+    cl::cat(opts::Category));
 static cl::opt<std::string> ObjectiveOpt(
     "objective",
     cl::desc("What to minimise: makespan (default) or span (the largest "
@@ -160,6 +170,13 @@ static std::string problemFromFlags(synth::Problem &P,
   // --stages S: several stages per rank (interleaved loop, or a deeper V).
   P = synth::Problem::make(opts::Ranks, opts::Microbatches, Pl, C, MemoryOpt,
                            LatencyOpt, std::max(0, opts::Stages.getValue()));
+  if (!MemoryModelOpt.empty()) {
+    schema::MemoryModel Model;
+    std::string Err = frontend::parseMemoryModel(MemoryModelOpt, Model);
+    if (!Err.empty())
+      return "--memory-model: " + Err;
+    P.setMemory(Model, MemoryOpt);
+  }
   if (Costs && Costs->Stages == P.Stages) {
     // The file's costs, then --cost over them (keys not given keep the
     // file's), as for a pipeline read from a file.
@@ -252,11 +269,18 @@ static void printFigures(raw_ostream &OS, const synth::Problem &P,
                     "comm latency {}\n",
                     ir::placementName(P.Place), P.Ranks, P.Stages,
                     P.Microbatches, num(P.Latency));
-  OS << fmt::format(
-      "// memory limit {} per rank, in units of one stage's activations for "
-      "one microbatch{}\n",
-      P.MemoryLimit,
-      P.Place == ir::Placement::V ? " (one chunk: V places two per rank)" : "");
+  const schema::MemoryModel Model = P.memoryModel();
+  if (Model.isChunks())
+    OS << fmt::format(
+        "// memory limit {} per rank, in units of one stage's activations for "
+        "one microbatch{}\n",
+        num(P.memoryUnits(P.MemoryLimit)),
+        P.Place == ir::Placement::V ? " (one chunk: V places two per rank)"
+                                    : "");
+  else
+    OS << fmt::format("// memory limit {} per rank, memory model {}\n",
+                      num(P.memoryUnits(P.MemoryLimit)),
+                      frontend::memoryModelText(Model));
   OS << fmt::format("// makespan {}  bubble rate {:.4f}  max rank span {}\n",
                     num(Sim.Makespan), Sim.MeanIdleFraction,
                     num(R.Eval.MaxSpan));
@@ -347,6 +371,13 @@ static int runSynth() {
     std::string CostErr = costFlagsToSchedule(Sched);
     if (!CostErr.empty())
       return S.usage(CostErr);
+    if (!MemoryModelOpt.empty()) {
+      // As if written in the file's memory block: every pass counts by it.
+      std::string Err =
+          frontend::parseMemoryModel(MemoryModelOpt, Sched.Memory);
+      if (!Err.empty())
+        return S.usage("--memory-model: " + Err);
+    }
     if (MemoryOpt > 0)
       Sched.Synth->MemoryLimit = MemoryOpt;
     // Flags as request arguments (sorted by name, replacing the file's).

@@ -80,6 +80,8 @@ enum class OpCode : uint8_t {
   DivMod,       ///< R[A] = div/mod(R[B], R[C]) (Node: CallExpr)
   Abs,          ///< R[A] = abs(R[B]) (Node: CallExpr)
   RankOf,       ///< R[A] = rank_of(R[B]) (Node: CallExpr)
+  Model,        ///< R[A] = cost_f(R[B]) .. mem_w() (Node: CallExpr; Sub: the
+                ///< Builtin; B < 0: no argument)
   StageOf,      ///< R[A] = stage_of(R[B], R[C]) (Node: CallExpr)
   Array,        ///< R[A] = array(R[B], R[C]) (Node: CallExpr)
   Len,          ///< R[A] = len(R[B]) (Node: CallExpr)

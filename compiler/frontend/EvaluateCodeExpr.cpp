@@ -238,6 +238,18 @@ int32_t CodeCompiler::call(CallExpr &C, int32_t Dst, bool AsStatement) {
       emit(OpCode::RankOf, D, X, 0, &C);
       return D;
     }
+    case Builtin::CostF:
+    case Builtin::CostI:
+    case Builtin::CostW:
+    case Builtin::CostB:
+    case Builtin::CommTime:
+    case Builtin::MemF:
+    case Builtin::MemI:
+    case Builtin::MemW: {
+      int32_t X = C.Args.empty() ? -1 : intExpr(Arg(0), WInteger);
+      emit(OpCode::Model, D, X, 0, &C, uint8_t(C.BuiltinId));
+      return D;
+    }
     case Builtin::StageOf: {
       int32_t R = intExpr(Arg(0), WInteger);
       int32_t Ch = expr(Arg(1));

@@ -267,6 +267,22 @@ Value Evaluator::evalBuiltin(CallExpr &C) {
     }
     return {X < 0 ? -X : X, VT::Int};
   }
+  case Builtin::CostF:
+  case Builtin::CostI:
+  case Builtin::CostW:
+  case Builtin::CostB:
+  case Builtin::CommTime:
+  case Builtin::MemF:
+  case Builtin::MemI:
+  case Builtin::MemW: {
+    int64_t S = C.Args.empty() ? 0 : evalInt(Arg(0));
+    if (Failed)
+      return {};
+    std::optional<int64_t> V = modelValue(C.BuiltinId, S, C);
+    if (!V)
+      return {};
+    return {*V, VT::Int};
+  }
   case Builtin::RankOf: {
     int64_t S = evalInt(Arg(0));
     if (Failed || !ensureTopology(C.Loc))

@@ -111,9 +111,8 @@ Flow Evaluator::run(const FnCode &FC) {
   {                                                                            \
     Value L = R[O.B], Rv = R[O.C];                                             \
     bool Res;                                                                  \
-    if (LLVM_LIKELY(L.T == VT::Int && Rv.T == VT::Int)) {                      \
-      Res = L.I Cmp Rv.I;                                                      \
-    } else if (Equality && L.T == Rv.T && L.T != VT::Array) {                  \
+    if (LLVM_LIKELY(L.T == VT::Int && Rv.T == VT::Int) ||                      \
+        ((Equality) && L.T == Rv.T && L.T != VT::Array)) {                     \
       Res = L.I Cmp Rv.I;                                                      \
     } else {                                                                   \
       PPS_SYNC();                                                              \
@@ -354,6 +353,16 @@ Flow Evaluator::run(const FnCode &FC) {
         PPS_ABORT();
       }
       R[O.A] = {X.I < 0 ? -X.I : X.I, VT::Int};
+      break;
+    }
+    case OpCode::Model: {
+      auto &C = *static_cast<CallExpr *>(const_cast<void *>(O.Node));
+      PPS_SYNC();
+      std::optional<int64_t> V =
+          modelValue(Builtin(O.Sub), O.B < 0 ? 0 : R[O.B].I, C);
+      if (!V)
+        PPS_ABORT();
+      R[O.A] = {*V, VT::Int};
       break;
     }
     case OpCode::RankOf: {

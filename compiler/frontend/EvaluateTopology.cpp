@@ -277,9 +277,12 @@ void Evaluator::applyCost(PipelineItem &I) {
   for (CostEntry &E : I.Costs) {
     if (!E.Stage)
       continue;
-    if (E.Key.size() != 1 || !llvm::StringRef("FIWB").contains(E.Key[0])) {
+    bool IsOverlap = E.Key == "overlap";
+    if (!IsOverlap &&
+        (E.Key.size() != 1 || !llvm::StringRef("FIWB").contains(E.Key[0]))) {
       fail(DiagKind::InvalidValue, E.KeyLoc,
-           fmt::format("per-stage cost '{}' must be F, I, W or B", E.Key));
+           fmt::format("per-stage cost '{}' must be F, I, W, B or overlap",
+                       E.Key));
       continue;
     }
     if (!ensureTopology(E.Loc))
@@ -295,6 +298,13 @@ void Evaluator::applyCost(PipelineItem &I) {
     }
     if (!CheckEntry(E))
       continue;
+    if (IsOverlap) {
+      // overlap[stage s]: pairs whose first compute is on stage s.
+      if (C.StageOverlap.empty())
+        C.StageOverlap.resize(size_t(Out.Topo.Stages));
+      C.StageOverlap[size_t(S)] = E.Value.Value;
+      continue;
+    }
     if (C.PerStage.empty())
       C.PerStage.assign(Out.Topo.Stages, C.Default);
     Slot(C.PerStage[S], E.Key[0]) = E.Value.Value;

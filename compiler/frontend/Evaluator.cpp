@@ -41,6 +41,17 @@ Diagnostic &Evaluator::fail(DiagKind K, LocId L, std::string Msg) {
   return D;
 }
 
+bool Evaluator::modelStillOpen(PipelineItem &I, const char *What) {
+  if (ModelReadAt == NoLoc)
+    return true;
+  fail(DiagKind::InvalidValue, I.Loc,
+       fmt::format("'{}' comes after the schedule read the cost and memory "
+                   "models; declare it before `schedule`",
+                   What))
+      .note(ModelReadAt, "read here");
+  return false;
+}
+
 std::optional<ir::Schedule> Evaluator::run(PipelineDecl &Decl) {
   Pl = &Decl;
   Out.Name = Decl.Name;
@@ -86,12 +97,22 @@ std::optional<ir::Schedule> Evaluator::run(PipelineDecl &Decl) {
       break;
     }
     case PipelineItemKind::Cost:
+      if (!modelStillOpen(I, "cost"))
+        break;
       applyCost(I);
       break;
     case PipelineItemKind::Comm:
+      if (!modelStillOpen(I, "comm"))
+        break;
       applyComm(I);
       break;
     case PipelineItemKind::Memory: {
+      if (I.MemoryBlock && !modelStillOpen(I, "memory"))
+        break;
+      if (I.MemoryBlock)
+        applyMemory(I);
+      if (!I.Value)
+        break;
       std::optional<int64_t> V = override("memory_limit");
       if (!V)
         V = evalInt(*I.Value);
@@ -145,6 +166,10 @@ std::optional<ir::Schedule> Evaluator::run(PipelineDecl &Decl) {
         buildSynthRequest(C);
         break;
       }
+      // The schedule may read the cost and memory models: as the passes
+      // will see them, the command line's changes included.
+      if (Opts.ModelOverrides)
+        Opts.ModelOverrides(Out);
       CallSite = C.Loc;
       CallName = C.Callee;
       // The sizes are fixed from here on (a later item may not change
@@ -186,6 +211,7 @@ std::optional<ir::Schedule> Evaluator::run(PipelineDecl &Decl) {
     return std::nullopt;
   if (auto O = override("memory_limit"))
     Out.MemoryLimit = *O;
+  Out.ReadsModelAt = ModelReadAt;
   if (!ScheduleItem && !FirstRank) {
     fail(DiagKind::MissingField, Decl.Loc,
          fmt::format("pipeline '{}' gives neither a schedule nor rank lists",

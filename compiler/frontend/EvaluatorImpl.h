@@ -102,6 +102,14 @@ private:
   Value evalOther(Expr &E);
   Value evalBinary(BinaryExpr &B);
   Value evalBuiltin(CallExpr &C);
+  /// cost_f(s) .. mem_w(): the cost and memory models as the schedule body
+  /// sees them, in thousandths of a time unit or memory unit, rounded
+  /// (Stage is ignored by the ones without one). Fails, and returns
+  /// nothing, on a stage out of range.
+  std::optional<int64_t> modelValue(Builtin B, int64_t Stage, CallExpr &C);
+  /// False (with an error) if the schedule already read the models: a
+  /// cost, comm or memory item (What) after it would change what it read.
+  bool modelStillOpen(PipelineItem &I, const char *What);
   Value evalName(NameExpr &N) {
     if (LLVM_LIKELY(N.Res == NameRes::Local))
       return Stack[Base + N.Slot];
@@ -192,6 +200,9 @@ private:
   bool ensureReady(LocId L);
   void applyCost(PipelineItem &I);
   void applyComm(PipelineItem &I);
+  /// `memory { F = ..; I = ..; W = ..; }`: the memory model (the limit is
+  /// the caller's).
+  void applyMemory(PipelineItem &I);
   /// A finite number >= 0 (> 0 without AllowZero) and at most Max (MaxTime
   /// for times): else an error at Q and false.
   bool quantityOk(const Quantity &Q, const char *What, bool AllowZero = true,
@@ -249,6 +260,9 @@ private:
   /// values of P, S, M, V and D (indexed by Builtin), read without checks.
   bool ConstsReady = false;
   int64_t Consts[size_t(Builtin::D) + 1] = {};
+  /// Where the schedule first read the cost or memory model (cost_f(s),
+  /// ...): a cost, comm or memory item after it would change what it read.
+  LocId ModelReadAt = NoLoc;
 
   // topology as declared so far
   PipelineDecl *Pl = nullptr;

@@ -27,6 +27,14 @@ Builtin lookupBuiltin(llvm::StringRef Name) {
       .Case("abs", Builtin::Abs)
       .Case("array", Builtin::Array)
       .Case("len", Builtin::Len)
+      .Case("cost_f", Builtin::CostF)
+      .Case("cost_i", Builtin::CostI)
+      .Case("cost_w", Builtin::CostW)
+      .Case("cost_b", Builtin::CostB)
+      .Case("comm_time", Builtin::CommTime)
+      .Case("mem_f", Builtin::MemF)
+      .Case("mem_i", Builtin::MemI)
+      .Case("mem_w", Builtin::MemW)
       .Default(Builtin::None);
 }
 
@@ -41,7 +49,16 @@ static std::pair<unsigned, unsigned> builtinArity(Builtin B) {
   case Builtin::RankOf:
   case Builtin::Abs:
   case Builtin::Len:
+  case Builtin::CostF:
+  case Builtin::CostI:
+  case Builtin::CostW:
+  case Builtin::CostB:
     return {1, 1};
+  case Builtin::CommTime:
+  case Builtin::MemF:
+  case Builtin::MemI:
+  case Builtin::MemW:
+    return {0, 0};
   case Builtin::Min:
   case Builtin::Max:
     return {2, 64};
@@ -51,7 +68,9 @@ static std::pair<unsigned, unsigned> builtinArity(Builtin B) {
 }
 
 static const char *BuiltinFnNames[] = {
-    "rank_of", "stage_of", "min", "max", "div", "mod", "abs", "array", "len"};
+    "rank_of", "stage_of",  "min",   "max",    "div",    "mod",
+    "abs",     "array",     "len",   "cost_f", "cost_i", "cost_w",
+    "cost_b",  "comm_time", "mem_f", "mem_i",  "mem_w"};
 
 llvm::StringMap<FnDecl *> &Sema::scopeOf(Module &M) {
   auto It = Scopes.find(&M);

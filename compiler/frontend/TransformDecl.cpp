@@ -121,6 +121,8 @@ Transformer::transformPipelineItem(P::PipelineItemContext &Ctx) {
     return transformCommItem(*C);
   if (auto *C = dynamic_cast<P::MemoryItemContext *>(&Ctx))
     return transformMemoryItem(*C);
+  if (auto *C = dynamic_cast<P::MemoryBlockItemContext *>(&Ctx))
+    return transformMemoryBlockItem(*C);
   if (auto *C = dynamic_cast<P::FsdpItemContext *>(&Ctx))
     return transformFsdpItem(*C);
   if (auto *C = dynamic_cast<P::ScheduleItemContext *>(&Ctx))
@@ -234,6 +236,39 @@ ast::CommEntry Transformer::transformCommEntry(P::CommEntryContext &Ctx) {
 ast::PipelineItem Transformer::transformMemoryItem(P::MemoryItemContext &Ctx) {
   auto I = item(ast::PipelineItemKind::Memory, loc(Ctx));
   I.Value = transformExpr(*Ctx.expr());
+  return I;
+}
+
+ast::PipelineItem
+Transformer::transformMemoryBlockItem(P::MemoryBlockItemContext &Ctx) {
+  auto I = item(ast::PipelineItemKind::Memory, loc(Ctx));
+  I.MemoryBlock = true;
+  for (P::MemoryEntryContext *E : Ctx.memoryEntry()) {
+    if (auto *L = dynamic_cast<P::MemoryLimitEntryContext *>(E)) {
+      if (I.Value) {
+        // Given twice inside the block: the evaluator says so, here.
+        ast::CostEntry Dup;
+        Dup.Loc = loc(*L);
+        Dup.Key = "limit";
+        Dup.KeyLoc = loc(*L);
+        I.Costs.push_back(std::move(Dup));
+        continue;
+      }
+      I.Value = transformExpr(*L->expr());
+      I.LimitLoc = loc(*L);
+      continue;
+    }
+    auto *A = dynamic_cast<P::MemoryAmountEntryContext *>(E);
+    assert(A && "unhandled memory entry alternative");
+    ast::CostEntry C;
+    C.Loc = loc(*A);
+    C.Key = A->costKey()->getText();
+    C.KeyLoc = loc(*A->costKey());
+    if (A->expr())
+      C.Stage = transformExpr(*A->expr());
+    C.Value = transformQuantity(*A->quantity());
+    I.Costs.push_back(std::move(C));
+  }
   return I;
 }
 

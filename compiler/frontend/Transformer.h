@@ -91,6 +91,7 @@ private:
   ast::PipelineItem transformCostItem(P::CostItemContext &Ctx);
   ast::PipelineItem transformCommItem(P::CommItemContext &Ctx);
   ast::PipelineItem transformMemoryItem(P::MemoryItemContext &Ctx);
+  ast::PipelineItem transformMemoryBlockItem(P::MemoryBlockItemContext &Ctx);
   ast::PipelineItem transformFsdpItem(P::FsdpItemContext &Ctx);
   ast::PipelineItem transformScheduleItem(P::ScheduleItemContext &Ctx);
   ast::PipelineItem transformLetItem(P::LetItemContext &Ctx);

@@ -108,6 +108,17 @@ ScheduleBuilder &ScheduleBuilder::memoryLimit(int64_t Limit) {
   S.MemoryLimit = Limit;
   return *this;
 }
+ScheduleBuilder &ScheduleBuilder::memoryModel(const schema::MemoryModel &M) {
+  S.Memory = M;
+  return *this;
+}
+ScheduleBuilder &ScheduleBuilder::overlapCost(int32_t Stage, double T) {
+  assert(Stage >= 0 && Stage < S.Topo.Stages && "stage out of range");
+  if (S.Cost.StageOverlap.empty())
+    S.Cost.StageOverlap.resize(size_t(S.Topo.Stages));
+  S.Cost.StageOverlap[size_t(Stage)] = T;
+  return *this;
+}
 RankBuilder ScheduleBuilder::rank(int32_t R) {
   assert(R >= 0 && R < S.Topo.Ranks && "rank out of range");
   return RankBuilder(S, R, OnlyStage[R]);

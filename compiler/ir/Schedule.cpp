@@ -113,6 +113,28 @@ double CostModel::computeCost(ActionKind K, int32_t S) const {
   }
 }
 
+std::optional<double> CostModel::overlapTime(int32_t S) const {
+  if (S >= 0 && S < int32_t(StageOverlap.size()) && StageOverlap[size_t(S)])
+    return StageOverlap[size_t(S)];
+  return Overlap;
+}
+
+bool CostModel::hasOverlapTime() const {
+  if (Overlap)
+    return true;
+  for (const std::optional<double> &T : StageOverlap)
+    if (T)
+      return true;
+  return false;
+}
+
+double CostModel::overlapCost(const Action &First, const Action &Second) const {
+  if (std::optional<double> T = overlapTime(First.Stage))
+    return *T;
+  return computeCost(First.Kind, First.Stage) +
+         computeCost(Second.Kind, Second.Stage);
+}
+
 double CostModel::messageTime(ActionKind CommKind) const {
   double Bytes = messageBytes(CommKind);
   double T = Latency;
@@ -159,6 +181,8 @@ bool Schedule::equivalent(const Schedule &O, std::string *Why) const {
     return Fail("comm stream rule differs");
   if (MemoryLimit != O.MemoryLimit)
     return Fail("memory limit differs");
+  if (Memory != O.Memory)
+    return Fail("memory model differs");
   if (Fsdp.Enabled != O.Fsdp.Enabled || Fsdp.Prefetch != O.Fsdp.Prefetch)
     return Fail("fsdp options differ");
   const CostModel &A = Cost, &B = O.Cost;
@@ -172,6 +196,11 @@ bool Schedule::equivalent(const Schedule &O, std::string *Why) const {
   for (size_t S = 0; S < A.PerStage.size(); ++S)
     if (!sameCost(A.PerStage[S], B.PerStage[S]))
       return Fail(fmt::format("cost of stage {} differs", S));
+  // Per-stage overlap times: the same where a stage has one (an empty list
+  // and one of unset entries say the same).
+  for (int32_t S = 0; S < Topo.Stages; ++S)
+    if (A.overlapTime(S) != B.overlapTime(S))
+      return Fail(fmt::format("overlap cost of stage {} differs", S));
   if (Ranks.size() != O.Ranks.size())
     return Fail("number of rank programs differs");
   for (size_t R = 0; R < Ranks.size(); ++R) {

@@ -36,7 +36,9 @@ public:
     if (S.MemoryLimit)
       Opts.Limit = double(*S.MemoryLimit);
     analysis::MemoryProfile M = analysis::analyzeMemory(S, Opts);
-    Ctx.Results.PeakMemory = M.wholePeaks();
+    Ctx.Results.PeakMemory.clear();
+    for (const analysis::RankMemory &RM : M.Ranks)
+      Ctx.Results.PeakMemory.push_back(RM.Peak);
     for (size_t R = 0; R < S.Ranks.size(); ++R) {
       const analysis::RankMemory &RM = M.Ranks[R];
       if (RM.OverAt < 0)

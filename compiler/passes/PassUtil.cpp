@@ -90,8 +90,8 @@ double unitCost(const Schedule &S, const std::vector<Action> &Acts, size_t I) {
   if (unitLength(Acts, I) == 1)
     return C;
   const Action *Second = First + 1;
-  if (S.Cost.Overlap)
-    return clampCost(*S.Cost.Overlap);
+  if (std::optional<double> T = S.Cost.overlapTime(First->Stage))
+    return clampCost(*T);
   return C + clampCost(S.Cost.computeCost(Second->Kind, Second->Stage));
 }
 

@@ -25,8 +25,9 @@ void figures(const ir::Schedule &S, analysis::TimingResult &T, SimResult &Res) {
   int32_t P = int32_t(T.Ranks.size());
   double Makespan = T.Makespan;
   double Ideal = 0, SumBusy = 0;
-  // Memory is the analysis layer's (the one rule, chunk units).
+  // Memory is the analysis layer's (the one rule, the schedule's model).
   analysis::MemoryProfile Mem = analysis::analyzeMemory(S);
+  Res.Memory = Mem.Model;
   Res.Makespan = Makespan;
   Res.Ranks.resize(P);
   for (int32_t R = 0; R < P; ++R) {
@@ -44,7 +45,7 @@ void figures(const ir::Schedule &S, analysis::TimingResult &T, SimResult &Res) {
     RS.Idle = Makespan - RS.ComputeBusy;
     Ideal = std::max(Ideal, RS.ComputeBusy);
     SumBusy += RS.ComputeBusy;
-    RS.PeakMemory = analysis::wholeUnits(Mem.Ranks[R].Peak);
+    RS.PeakMemory = Mem.Ranks[R].Peak;
     RS.PeakMemoryAt = Mem.Ranks[R].PeakAt;
     Res.PeakMemory = std::max(Res.PeakMemory, RS.PeakMemory);
   }

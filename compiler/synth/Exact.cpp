@@ -11,7 +11,8 @@
 // stage only), so running each (stage, kind) in microbatch order loses
 // nothing — relabel the i-th F of every stage as microbatch i and every
 // constraint "X(i,s) after Y(i,s')" becomes "at least i+1 Y at s' finished
-// before", which held before relabelling; memory is a count. Integer ticks
+// before", which held before relabelling; memory is a sum of per-kind
+// amounts (the problem's memory model), so it depends on counts. Integer ticks
 // are exact because every start in a left-justified schedule is a sum of
 // costs. A state seen at an earlier tick dominates the same state later (idle
 // first), so each state is expanded once. Lower bounds prune states that
@@ -173,7 +174,7 @@ bool ExactSearch::ready(const State &X, int St, int Kd, int64_t Mem) const {
     return false;
   switch (JobKind(Kd)) {
   case JobKind::F:
-    if (Mem + 1 > P.MemoryLimit)
+    if (Mem + P.MemF > P.MemoryLimit)
       return false;
     return St == 0 || X.Done[St - 1][0] > Next;
   case JobKind::I:
@@ -263,7 +264,9 @@ void ExactSearch::choose(int Rk, State &Next, uint16_t Starts, uint32_t Parent,
   int64_t Mem = 0;
   for (int C = 0; C < Chunks[Rk]; ++C) {
     int St = StageOf[Rk][C];
-    Mem += started(*Cur, St, 0) - started(*Cur, St, 2);
+    // Memory only rises at F, so checking there keeps every peak in.
+    Mem += started(*Cur, St, 0) * P.MemF + started(*Cur, St, 1) * P.MemI +
+           started(*Cur, St, 2) * P.MemW;
   }
   for (int C = Chunks[Rk] - 1; C >= 0; --C) {
     int St = StageOf[Rk][C];

@@ -43,8 +43,54 @@ Problem Problem::fromSchedule(const ir::Schedule &S, int64_t MemoryLimit) {
                       S.Cost.computeCost(ir::ActionKind::I, St),
                       S.Cost.computeCost(ir::ActionKind::W, St)});
   P.Latency = S.Cost.messageTime(ir::ActionKind::SendF);
-  P.MemoryLimit = MemoryLimit;
+  P.setMemory(S.Memory, MemoryLimit);
   return P;
+}
+
+bool Problem::setMemory(const schema::MemoryModel &M, int64_t LimitUnits) {
+  // The amounts of a valid order (F, I, W of each (m, s) once, in
+  // dependency order: F finds (m, s) not live, I finds it live with a W to
+  // come, W finds it live after its I), by the memory analysis' rule.
+  auto Delta = [&](JobKind K) {
+    schema::MemoryEffect E = schema::memoryEffect(actionKind(K), /*HasW=*/true);
+    return analysis::memoryDelta(M, E, /*Live=*/K != JobKind::F,
+                                 /*InputDone=*/K == JobKind::W);
+  };
+  const double D[3] = {Delta(JobKind::F), Delta(JobKind::I), Delta(JobKind::W)};
+  auto Whole = [](double V) {
+    return std::fabs(V - std::round(V)) <= 1e-9 * std::max(1.0, std::fabs(V));
+  };
+  for (int64_t Scale = 1; Scale <= 1024; ++Scale) {
+    if (!Whole(D[0] * double(Scale)) || !Whole(D[1] * double(Scale)))
+      continue;
+    MemScale = Scale;
+    MemF = int64_t(std::llround(D[0] * double(Scale)));
+    MemI = int64_t(std::llround(D[1] * double(Scale)));
+    MemW = -(MemF + MemI); // exactly the rest, as the rule says
+    // Limits beyond any schedule's needs saturate (2^50 ticks).
+    constexpr int64_t Max = int64_t(1) << 50;
+    MemoryLimit = LimitUnits > Max / Scale ? Max : LimitUnits * Scale;
+    MemoryError.clear();
+    return true;
+  }
+  MemoryError = fmt::format(
+      "synthesis counts memory in whole ticks: the memory model's amounts "
+      "(F = {:g}, I = {:g}) must be multiples of 1/N of a unit for some N up "
+      "to 1024",
+      D[0], D[1]);
+  MemF = 1;
+  MemI = 0;
+  MemW = -1;
+  MemScale = 1;
+  MemoryLimit = LimitUnits;
+  return false;
+}
+
+schema::MemoryModel Problem::memoryModel() const {
+  schema::MemoryModel M;
+  M.Forward = memoryUnits(MemF);
+  M.InputGrad = memoryUnits(-MemI);
+  return M;
 }
 
 llvm::SmallVector<int32_t, 4> Problem::stagesOf(int32_t Rank) const {
@@ -95,20 +141,15 @@ std::string Problem::validate() const {
     return fmt::format("synthesis handles up to 1M (stage, microbatch) pairs, "
                        "got {} stages x {} microbatches",
                        Stages, Microbatches);
+  if (!MemoryError.empty())
+    return MemoryError;
+  if (!(MemF > 0) || MemI > 0 || MemW > 0 || MemF + MemI + MemW != 0 ||
+      MemScale < 1)
+    return "the memory model must allocate at F and free it all by W";
   if (MemoryLimit < 1)
     return fmt::format("the memory limit must be at least 1, got {}",
                        MemoryLimit);
   return {};
-}
-
-int64_t memoryDeltaRule(JobKind K) {
-  // In a valid order (F, I, W of each (m, s) once, in dependency order):
-  // F finds (m, s) not live, I finds it live with a W to come, W finds it
-  // live after its I.
-  schema::MemoryEffect E = schema::memoryEffect(actionKind(K), /*HasW=*/true);
-  return analysis::wholeUnits(analysis::memoryDelta(
-      analysis::MemoryModel::chunks(), E, /*Live=*/K != JobKind::F,
-      /*InputDone=*/K == JobKind::W));
 }
 
 /// The producer of a job (-1 if none) as a dense index.
@@ -207,7 +248,7 @@ Evaluation evaluate(const Problem &P, const Order &O, bool KeepStarts) {
     TotalBusy += Busy[R];
     int64_t Mem = 0, Peak = 0;
     for (const Job &J : Jobs)
-      Peak = std::max(Peak, Mem += memoryDelta(J.Kind));
+      Peak = std::max(Peak, Mem += P.memoryDelta(J.Kind));
     E.PeakMemory.push_back(Peak);
     E.MaxPeakMemory = std::max(E.MaxPeakMemory, Peak);
   }
@@ -372,7 +413,7 @@ bool repairOrder(const Problem &P, Order &O, unsigned MaxMoves) {
     const Job &J = O.Ranks[R][size_t(Key[Id])];
     Done[Id] = 1;
     Ran[R].push_back(J);
-    MemAt[R] += memoryDelta(J.Kind);
+    MemAt[R] += P.memoryDelta(J.Kind);
     for (int32_t C = ConsStart[Id]; C < ConsStart[Id + 1]; ++C) {
       PushReady(Cons[size_t(C)]);
       Work.push_back(RankOf[Cons[size_t(C)]]);
@@ -427,13 +468,13 @@ bool repairOrder(const Problem &P, Order &O, unsigned MaxMoves) {
         if (Done[Id])
           continue;
         if (Jobs[K].Kind == JobKind::F && Ready(Id) &&
-            Peak + memoryDelta(JobKind::F) <= P.MemoryLimit) {
+            Peak + P.memoryDelta(JobKind::F) <= P.MemoryLimit) {
           Move = Id;
           break;
         }
-        if (Peak + memoryDelta(JobKind::F) > P.MemoryLimit)
+        if (Peak + P.memoryDelta(JobKind::F) > P.MemoryLimit)
           break; // no later F fits either
-        Mem += memoryDelta(Jobs[K].Kind);
+        Mem += P.memoryDelta(Jobs[K].Kind);
         Peak = std::max(Peak, Mem);
       }
     }
@@ -499,7 +540,9 @@ ir::Schedule toSchedule(const Problem &P, const Order &O,
       for (const JobCost &C : P.Cost)
         S.Cost.PerStage.push_back(ToStage(C));
   }
-  S.MemoryLimit = P.MemoryLimit;
+  // The limit in the model's units (whole: it was set in them).
+  S.Memory = P.memoryModel();
+  S.MemoryLimit = P.MemoryLimit / P.MemScale;
   S.resetRanks();
   static const ir::ActionKind Kinds[] = {ir::ActionKind::F, ir::ActionKind::I,
                                          ir::ActionKind::W};

@@ -6,8 +6,8 @@
 // schedule slower than one of them that fits the limit), and the exact
 // search when the problem is small enough (its incumbent is the best result
 // so far, so it only has to prove nothing is better, or find what is). The
-// published zero-bubble heuristic is not in the portfolio: it is the
-// baseline the tests compare against.
+// published zero-bubble heuristic (ZbGreedy.cpp, the stdlib's zb_auto) runs
+// too, for one stage per rank: its figures are the zero-bubble paper's.
 //
 //===----------------------------------------------------------------------===//
 #include "pps/synth/Algorithms.h"
@@ -17,10 +17,19 @@
 namespace pps::synth {
 
 int64_t minimumMemory(const Problem &P) {
+  // A rank's first microbatch holds all its stages' F at once before its
+  // first backward (the last stage's I needs every F before it).
   int64_t Min = 1;
   for (int32_t R = 0; R < P.Ranks; ++R)
-    Min = std::max<int64_t>(Min, P.stagesOf(R).size());
-  return Min;
+    Min = std::max<int64_t>(Min, int64_t(P.stagesOf(R).size()));
+  return Min * P.MemF;
+}
+
+/// An amount of memory in the model's units, as the messages say it.
+static std::string memoryText(const Problem &P, int64_t Ticks) {
+  double V = P.memoryUnits(Ticks);
+  bool One = V == 1.0;
+  return fmt::format("{:g} activation{}", V, One ? "" : "s");
 }
 
 double spanLowerBound(const Problem &P) {
@@ -68,10 +77,9 @@ std::optional<Result> synthesize(const Problem &P, const SynthOptions &Opts,
   int64_t Min = minimumMemory(P);
   if (P.MemoryLimit < Min)
     return Fail(fmt::format(
-        "no schedule fits {} activation{} per rank: {} placement needs at "
-        "least {}",
-        P.MemoryLimit, P.MemoryLimit == 1 ? "" : "s",
-        ir::placementName(P.Place), Min));
+        "no schedule fits {} per rank: {} placement needs at least {:g}",
+        memoryText(P, P.MemoryLimit), ir::placementName(P.Place),
+        P.memoryUnits(Min)));
 
   std::optional<Result> Best;
   auto Offer = [&](std::optional<Result> R) {
@@ -84,12 +92,13 @@ std::optional<Result> synthesize(const Problem &P, const SynthOptions &Opts,
     // (each evaluation is linear in the jobs); polishing both matters, as
     // the better start does not always polish to the better end.
     const double LB = objectiveLowerBound(P);
-    for (int Alg = 0; Alg < 2; ++Alg) {
+    for (int Alg = 0; Alg < 3; ++Alg) {
       std::optional<Result> R =
-          Alg == 0
-              ? greedyList(P, Opts.Threads)
-              : (P.Place == ir::Placement::V ? vPatternSearch(P, Opts.Threads)
-                                             : std::nullopt);
+          Alg == 0 ? greedyList(P, Opts.Threads)
+          : Alg == 1
+              ? (P.Place == ir::Placement::V ? vPatternSearch(P, Opts.Threads)
+                                             : std::nullopt)
+              : zeroBubbleHeuristic(P);
       if (R && objectiveValue(R->Eval, P.Goal) > LB + 1e-9 &&
           P.numJobs() <= 3000)
         improveBySwaps(P, *R, /*MaxEvals=*/20000);
@@ -100,10 +109,11 @@ std::optional<Result> synthesize(const Problem &P, const SynthOptions &Opts,
     std::optional<Result> Floor;
     for (Result &T : stdlibTemplates(P, Opts.StdlibDir, Opts.Threads))
       if (T.Eval.MaxPeakMemory <= P.MemoryLimit &&
-          (!Floor || better(T.Eval, Floor->Eval)))
+          (!Floor || better(T.Eval, Floor->Eval, P.Goal)))
         Floor = std::move(T);
-    if (Floor && (!Best || better(Floor->Eval, Best->Eval))) {
-      if (Floor->Eval.Makespan > LB + 1e-9 && P.numJobs() <= 3000)
+    if (Floor && (!Best || better(Floor->Eval, Best->Eval, P.Goal))) {
+      if (objectiveValue(Floor->Eval, P.Goal) > LB + 1e-9 &&
+          P.numJobs() <= 3000)
         improveBySwaps(P, *Floor, /*MaxEvals=*/20000);
       Offer(std::move(Floor));
     }
@@ -132,9 +142,9 @@ std::optional<Result> synthesize(const Problem &P, const SynthOptions &Opts,
       Best->Algorithm += " (proved optimal)";
   }
   if (!Best)
-    return Fail(fmt::format("no algorithm found a schedule within {} "
-                            "activations per rank",
-                            P.MemoryLimit));
+    return Fail(fmt::format("no algorithm found a schedule within {} per "
+                            "rank",
+                            memoryText(P, P.MemoryLimit)));
   // Lint-clean output: no rank idles while the backward job after the wait
   // could have run (never worse, see fillGaps).
   // Pulling a job into a gap can start a rank earlier, so under the span

@@ -312,8 +312,11 @@ std::vector<Result> stdlibTemplates(const Problem &P,
     // V-Half and V-Min, where their peaks (stdlib headers: (P + 2) / 2 and
     // (P + 4) / 3 whole-stage microbatches, in chunks twice that, for
     // M >= P; less below) can fit.
+    // Each live chunk holds at least what stays after its I (memory ticks).
     const int64_t Ranks = P.Ranks;
-    const int64_t Peak[] = {2 * ((Ranks + 2) / 2), 2 * ((Ranks + 4) / 3)};
+    const int64_t Held = std::max<int64_t>(P.memoryAfterInput(), 1);
+    const int64_t Peak[] = {2 * ((Ranks + 2) / 2) * Held,
+                            2 * ((Ranks + 4) / 3) * Held};
     const char *Names[] = {"v_half", "v_min"};
     std::optional<Order> Orders[2];
     parallelFor(2, searchThreads(Threads), [&](size_t K, unsigned) {
@@ -326,7 +329,13 @@ std::vector<Result> stdlibTemplates(const Problem &P,
     Add(gpipe(P), "stdlib gpipe");
     Add(oneFOneB(P, /*Split=*/false), "stdlib one_f_one_b");
     Add(oneFOneB(P, /*Split=*/true), "stdlib zb_h1");
-    int64_t MaxCap = std::min<int64_t>(P.MemoryLimit, P.Microbatches);
+    // zb_h2's cap counts live activations; under a memory model where I
+    // frees part, more of them can fit the limit (each holds at least
+    // what stays after its I).
+    const int64_t Held = P.memoryAfterInput();
+    int64_t MaxCap =
+        Held > 0 ? std::min<int64_t>(P.MemoryLimit / Held, P.Microbatches)
+                 : P.Microbatches;
     for (int64_t Cap = 1; Cap <= MaxCap; ++Cap)
       Add(zbH2(P, Cap), fmt::format("stdlib zb_h2(mem: {})", Cap));
   } else {

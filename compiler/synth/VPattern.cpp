@@ -48,26 +48,23 @@ using Rows = std::vector<std::string>;
 const char *const Notation = "FfBbWw";
 
 /// What each slot character stands for: its index in Notation (F f B b W
-/// w), or -1 for an empty slot; and the memory a job of that slot adds, by
-/// the evaluator's rule. One table lookup per character: the rows are long
-/// and every step walks them.
+/// w), or -1 for an empty slot; and the job kind of that slot. One table
+/// lookup per character: the rows are long and every step walks them.
 struct SlotTable {
   int8_t Index[256];
-  int8_t Delta[256];
+  int8_t Kind[256]; // JobKind, or -1
 };
 SlotTable makeSlotTable() {
   SlotTable T;
   for (int C = 0; C < 256; ++C) {
     T.Index[C] = -1;
-    T.Delta[C] = 0;
+    T.Kind[C] = -1;
   }
   for (int I = 0; I < Period; ++I) {
     auto C = static_cast<unsigned char>(Notation[I]);
     T.Index[C] = int8_t(I);
     // F f forward, B b input gradient, W w weight gradient.
-    T.Delta[C] = int8_t(memoryDelta(I < 2   ? JobKind::F
-                                    : I < 4 ? JobKind::I
-                                            : JobKind::W));
+    T.Kind[C] = int8_t(I < 2 ? JobKind::F : I < 4 ? JobKind::I : JobKind::W);
   }
   return T;
 }
@@ -75,19 +72,33 @@ const SlotTable Slots = makeSlotTable();
 /// Notation index of a slot character (-1: empty).
 int slotIndex(char C) { return Slots.Index[static_cast<unsigned char>(C)]; }
 
-/// The largest per-rank peak of the rows, by the evaluator's memory rule.
-int peakMemory(const Rows &S) {
-  const int8_t *Delta = Slots.Delta;
+/// What each slot character adds to its rank's memory: a job's amount
+/// under a memory model (ticks), 0 for an empty slot.
+struct DeltaTable {
+  int64_t Delta[256];
+  explicit DeltaTable(const Problem &P) {
+    for (int C = 0; C < 256; ++C)
+      Delta[C] = Slots.Kind[C] < 0 ? 0 : P.memoryDelta(JobKind(Slots.Kind[C]));
+  }
+};
+/// The chunk model's amounts: the construction's own unit (the paper counts
+/// its warmup and cooldown in chunks).
+const DeltaTable ChunkDeltas(Problem::make(1, 1, ir::Placement::Loop, {}, 1));
+
+/// The largest per-rank peak of the rows under Table's amounts.
+int64_t peakOf(const Rows &S, const DeltaTable &Table) {
   int64_t Max = 0;
   for (const std::string &Row : S) {
     int64_t Mem = 0;
     for (char C : Row) {
-      Mem += Delta[static_cast<unsigned char>(C)];
+      Mem += Table.Delta[static_cast<unsigned char>(C)];
       Max = std::max(Max, Mem);
     }
   }
-  return int(Max);
+  return Max;
 }
+/// The peak in chunks: what the construction's steps are sized by.
+int peakMemory(const Rows &S) { return int(peakOf(S, ChunkDeltas)); }
 
 Pattern fillW(Pattern Pt) {
   bool Vis[Period] = {};
@@ -132,11 +143,13 @@ bool wholePattern(const Pattern &P0, const std::array<int, 4> &Off0,
 /// a step's invariant fails.
 class PatternSchedule {
 public:
-  PatternSchedule(int P, int M) : P(P), M(M) {}
-  /// Limit: candidates whose steady state needs more memory are dropped
-  /// before the (costly) warmup and cooldown steps, which never lower the
-  /// steady-state peak below what the limit allows... in practice; see
-  /// docs/synthesis.md.
+  PatternSchedule(int P, int M, const DeltaTable &Memory)
+      : P(P), M(M), Memory(&Memory) {}
+  /// Limit (memory ticks, under the problem's model): candidates whose
+  /// steady state needs more memory are dropped before the (costly) warmup
+  /// and cooldown steps, which never lower the steady-state peak below what
+  /// the limit allows... in practice; see docs/synthesis.md. Peak is the
+  /// result's peak in chunks (the steps keep it at the steady state's).
   /// RawInOut: Out already holds buildRaw's rows of the same patterns.
   bool build(const std::vector<Pattern> &Pats, Rows &Out, int &Peak,
              int64_t Limit, bool RawInOut = false);
@@ -160,6 +173,7 @@ private:
   bool cooldown(Rows &S);
 
   int P, M;
+  const DeltaTable *Memory;
   /// squeeze's buffers, kept across calls (the rows are long and the
   /// search builds hundreds of candidates).
   Rows Scratch;
@@ -482,7 +496,7 @@ bool PatternSchedule::build(const std::vector<Pattern> &Pats, Rows &S,
   if (!RawInOut || MM != M)
     repeatPatterns(Pats, S, MM);
   int InitPeak = peakMemory(S);
-  if (InitPeak > 2 * P || InitPeak > Limit)
+  if (InitPeak > 2 * P || peakOf(S, *Memory) > Limit)
     return false;
   if (!warmup(S, MM, InitPeak))
     return false;
@@ -535,15 +549,16 @@ template <typename Sink>
 void candidateOrders(const Problem &P, const std::vector<Pattern> &Whole,
                      PatternSchedule &PS, Rows &S, const Sink &Take) {
   const int R = P.Ranks;
+  const DeltaTable Memory(P);
   PS.buildRaw(Whole, S);
-  if (peakMemory(S) <= P.MemoryLimit) {
+  if (peakOf(S, Memory) <= P.MemoryLimit) {
     Order O = toOrder(S, R);
     Evaluation E = evaluate(P, O);
     Take(/*Raw=*/true, O, E);
   }
   int Peak = 0;
   if (!PS.build(Whole, S, Peak, P.MemoryLimit, /*RawInOut=*/true) ||
-      Peak > P.MemoryLimit)
+      peakOf(S, Memory) > P.MemoryLimit)
     return;
   Order O = toOrder(S, R);
   Evaluation E = evaluate(P, O);
@@ -597,7 +612,8 @@ std::optional<Result> vPatternSearch(const Problem &P, unsigned Threads) {
   // and row set per thread), then offered in the order they were listed:
   // the same best as one at a time, whatever the threads.
   const unsigned NT = searchThreads(Threads);
-  std::vector<PatternSchedule> Scratch(NT, PatternSchedule(R, M));
+  const DeltaTable Memory(P);
+  std::vector<PatternSchedule> Scratch(NT, PatternSchedule(R, M, Memory));
   std::vector<Rows> ScratchRows(NT);
   // The best so far: a candidate and which of its orders.
   int BestCand = -1;

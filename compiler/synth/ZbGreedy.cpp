@@ -4,7 +4,9 @@
 // automatic scheduler (sail-sg/zero-bubble-pipeline-parallelism,
 // megatron/core/pipeline_parallel/auto_schedule.py: Graph.manual_order and
 // initial_solution), for loop placement with one stage per rank. Memory is
-// counted in our units: +1 at F, 0 at B (= our I), -1 at W.
+// the problem's memory model, the paper's mem_f, mem_b (our I) and mem_w:
+// with the chunk model +1 at F, 0 at B, -1 at W; with the paper's own
+// (`memory { F = 2; I = -1; W = -1; }`) its figures.
 //
 // It walks microbatches in order: for the first it fills each stage with as
 // many F as fit before the first backward arrives; afterwards, per
@@ -16,7 +18,10 @@
 //
 // The timing the heuristic keeps internally is only used for its own
 // decisions; the result is re-timed by our evaluator, like every other
-// algorithm's. Used by the tests as the published baseline, not by synth.
+// algorithm's. The stdlib's zb_auto.pps is the same construction written
+// in .pps (tests/unit/synth/ZbAutoTest.cpp holds the two to the same
+// orders); synth runs this one in its portfolio, so it never returns a
+// schedule slower than zb_auto's that fits the same limit.
 //
 //===----------------------------------------------------------------------===//
 #include "pps/synth/Algorithms.h"
@@ -45,11 +50,13 @@ public:
 
 private:
   double cost(int K, int J) const { return P.cost(JobKind(K), J); }
-  static int mem(int K) { return K == 0 ? 1 : K == 1 ? 0 : -1; }
+  /// The problem's memory model: the paper's mem_f, mem_b, mem_w.
+  int64_t mem(int K) const { return P.memoryDelta(JobKind(K)); }
   double &t(int K, int J, int Mb) { return T[P.index(JobKind(K), J, Mb)]; }
-  double maxBubble() const {
-    return *std::max_element(StageBubble.begin(), StageBubble.end());
-  }
+  /// The largest stage bubble so far: the paper's get_max_bubble(). A
+  /// stage's bubble only grows, so the running maximum is it (linear time
+  /// where the paper scans every stage).
+  double maxBubble() const { return MaxBubble; }
   bool put(int J, int K);
   /// Puts W on stage J until a job of kind K fits in memory; false where
   /// none is left ("Cannot fit memory").
@@ -63,6 +70,7 @@ private:
   std::vector<int> F, B, W;
   std::vector<int64_t> Mem;
   std::vector<double> E, T, StageBubble;
+  double MaxBubble = 0;
   Order *Out = nullptr;
 };
 
@@ -78,6 +86,7 @@ bool ZbOrder::put(int J, int K) {
     Tmp = std::max(Tmp, t(1, J + 1, I) + Comm + C);
   if (F[J] > 0)
     StageBubble[J] += Tmp - NoBubble;
+  MaxBubble = std::max(MaxBubble, StageBubble[J]);
   E[J] = Tmp;
   t(K, J, I) = Tmp;
   Mem[J] += mem(K);
@@ -118,6 +127,7 @@ bool ZbOrder::run(const ZbFlags &Fl, Order &O) {
   Mem.assign(N, 0);
   E.assign(N, 0.0);
   StageBubble.assign(N, 0.0);
+  MaxBubble = 0;
   T.assign(P.numJobs(), 0.0);
   const double Comm = P.Latency;
   const int64_t MaxMem = P.MemoryLimit;
@@ -227,16 +237,25 @@ bool ZbOrder::run(const ZbFlags &Fl, Order &O) {
 
 } // namespace
 
-std::optional<Result> zeroBubbleHeuristic(const Problem &P) {
+std::optional<Order> zeroBubbleOrder(const Problem &P, bool AllowBubble,
+                                     bool PrioritizeB, bool NoBubbleGreedy) {
   if (P.Stages != P.Ranks || !P.validate().empty())
     return std::nullopt;
+  Order O;
+  if (!ZbOrder(P).run({AllowBubble, PrioritizeB, NoBubbleGreedy}, O))
+    return std::nullopt;
+  return O;
+}
+
+std::optional<Result> zeroBubbleHeuristic(const Problem &P) {
   std::optional<Result> Best;
   for (bool A : {true, false})
     for (bool Bf : {true, false})
       for (bool C : {true, false}) {
-        Order O;
-        if (!ZbOrder(P).run({A, Bf, C}, O))
+        std::optional<Order> Made = zeroBubbleOrder(P, A, Bf, C);
+        if (!Made)
           continue;
+        Order O = std::move(*Made);
         Evaluation E = evaluate(P, O);
         if (!E.Valid || E.MaxPeakMemory > P.MemoryLimit)
           continue;

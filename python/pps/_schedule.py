@@ -5,6 +5,7 @@ results in Python types (SimResult in _sim.py; ScheduleBuilder, in
 _builder.py, builds a Schedule from Python); the compiler does all the
 work."""
 
+import numbers
 import os
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
@@ -131,11 +132,12 @@ def _csv_args(source, ranks, stages, microbatches, placement, keep_idle, name,
 def synth(ranks: int, microbatches: int, memory_limit: int,
           placement: str = "loop", *, stages: Optional[int] = None,
           costs: Any = None, latency: float = 0.0,
-          exact: bool = True) -> "Schedule":
+          exact: bool = True,
+          memory_model: Optional[Dict[str, float]] = None) -> "Schedule":
     """`ppsc synth`: the fastest schedule the synthesis algorithms find
-    within memory_limit activations per rank (chunks under V placement),
-    lowered like compile(). Raises CompileError (synth-infeasible) when no
-    schedule fits.
+    within memory_limit activations per rank (chunks under V placement, or
+    the memory model's units), lowered like compile(). Raises CompileError
+    (synth-infeasible) when no schedule fits.
 
     placement: 'loop' (one stage per rank, or `stages` for several) or 'v'.
     costs: {"F": 1, "I": 1, "W": 1} for every stage (B is accepted for I,
@@ -144,6 +146,9 @@ def synth(ranks: int, microbatches: int, memory_limit: int,
     latency: time of one message between ranks.
     exact: also run the exact search where it applies (ranks <= 4,
       microbatches <= 8).
+    memory_model: the amounts of a `memory { }` block, {"F": 2, "I": -1,
+      "W": -1} (the zero-bubble papers' half activations; W and B are
+      checks, W alone gives I); None: the chunk model.
     """
     ranks = _int("ranks", ranks, minimum=1)
     microbatches = _int("microbatches", microbatches, minimum=1)
@@ -155,11 +160,26 @@ def synth(ranks: int, microbatches: int, memory_limit: int,
     if "overlap" in all_stages:
         raise ValueError("synthesis places no overlap pairs: drop the "
                          "'overlap' cost")
+    model = {}
+    if memory_model is not None:
+        if not isinstance(memory_model, dict):
+            raise TypeError("memory_model must be a dict like {'F': 2, "
+                            "'I': -1, 'W': -1}, got %s"
+                            % type(memory_model).__name__)
+        for key, value in memory_model.items():
+            if not isinstance(key, str):
+                raise TypeError("memory_model keys are 'F', 'I', 'W' or 'B', "
+                                "got %r" % (key,))
+            if isinstance(value, bool) or not isinstance(value,
+                                                         numbers.Real):
+                raise TypeError("memory_model[%r] must be a number, got %s"
+                                % (key, type(value).__name__))
+            model[key] = float(value)
     return Schedule(_pps.synth(
         ranks, microbatches, memory_limit, placement,
         _int("stages", stages, minimum=1, optional=True), all_stages,
         per_stage, _number("latency", latency), bool(exact),
-        _stdlib_option()))
+        _stdlib_option(), model))
 
 
 class Schedule:
@@ -257,7 +277,9 @@ class Schedule:
         return self._unit.memory_limit
 
     def costs(self, stage: int) -> Dict[str, float]:
-        """{"F", "I", "W", "B"} costs of a stage in time units."""
+        """{"F", "I", "W", "B"} costs of a stage in time units, and
+        "overlap": the time of an overlap pair whose first compute is on the
+        stage, when one is given (`overlap`, `overlap[stage s]`)."""
         return self._unit.costs(_int("stage", stage))
 
     @property
@@ -282,11 +304,27 @@ class Schedule:
         return self._unit.actions(_int("rank", rank))
 
     @property
-    def peak_memory_per_rank(self) -> List[int]:
-        """The memory analysis: peak live activations per rank in program
-        order (+1 at F(m, s), -1 at its last backward), without simulating;
-        the figure the runtimes check their measured peaks against."""
+    def peak_memory_per_rank(self) -> List[float]:
+        """The memory analysis: peak memory per rank in program order,
+        without simulating, in the memory model's units (by default live
+        activations: +1 at F(m, s), -1 at its last backward; an int when
+        whole); the figure the runtimes check their measured peaks
+        against."""
         return self._unit.peak_memory_per_rank
+
+    @property
+    def peak_activations_per_rank(self) -> List[int]:
+        """Peak live (microbatch, stage) activations per rank, whatever the
+        memory model (the chunk model's count): what the runtimes' state
+        counts reach."""
+        return self._unit.peak_activations_per_rank
+
+    @property
+    def memory_model(self) -> Dict[str, float]:
+        """The memory model, as the `memory { }` block writes it: {"F": 1,
+        "I": 0, "W": -1} by default (F allocates per (microbatch, stage), I
+        frees its part, W the rest)."""
+        return self._unit.memory_model
 
     @property
     def warnings(self) -> Findings:

@@ -64,12 +64,13 @@ class SimResult:
         return [r.busy for r in self._per_rank]
 
     @property
-    def peak_memory(self) -> int:
-        """Peak activation memory over the ranks."""
+    def peak_memory(self) -> float:
+        """Peak activation memory over the ranks, in the schedule's memory
+        model's units (activations by default; an int when whole)."""
         return self._sim.peak_memory
 
     @property
-    def peak_memory_per_rank(self) -> List[int]:
+    def peak_memory_per_rank(self) -> List[float]:
         return [r.peak_memory for r in self._per_rank]
 
     @property
@@ -149,5 +150,5 @@ class SimResult:
         return self._sim.gantt(_int("width", width, minimum=10))
 
     def __repr__(self) -> str:
-        return ("<pps.SimResult makespan=%g bubble=%.4f peak_memory=%d>"
+        return ("<pps.SimResult makespan=%g bubble=%.4f peak_memory=%g>"
                 % (self.makespan, self.bubble, self.peak_memory))

@@ -199,7 +199,8 @@ class RankStats(NamedTuple):
     busy: time the compute track is busy. idle: makespan - busy (the
     rank's bubble). comm: summed transfer time of its sends and receives.
     comm_wait: summed time its comms waited to start. end: when its last
-    action ends. peak_memory: peak activation memory; peak_memory_at: the
+    action ends. peak_memory: peak activation memory (in the memory
+    model's units: activations by default); peak_memory_at: the
     index of the action reaching it (-1 if 0). computes, sends, recvs:
     action counts.
     """
@@ -210,7 +211,7 @@ class RankStats(NamedTuple):
     comm: float
     comm_wait: float
     end: float
-    peak_memory: int
+    peak_memory: float
     peak_memory_at: int
     computes: int
     sends: int

@@ -168,11 +168,29 @@ std::optional<std::string> fifoMismatch(const ir::Schedule &S) {
   return std::nullopt;
 }
 
+py::object memoryAmount(double V) {
+  if (V == std::floor(V) && std::fabs(V) < 9e15)
+    return py::int_(int64_t(V));
+  return py::float_(V);
+}
+
+py::dict memoryModelOf(const schema::MemoryModel &M) {
+  py::dict D;
+  D["F"] = memoryAmount(M.Forward);
+  D["I"] = memoryAmount(M.inputAmount());
+  D["W"] = memoryAmount(M.weightAmount());
+  return D;
+}
+
 py::dict costsOf(const ir::Schedule &S, int32_t Stage) {
   py::dict D;
   for (ir::ActionKind K : {ir::ActionKind::F, ir::ActionKind::I,
                            ir::ActionKind::W, ir::ActionKind::B})
     D[py::str(kindName(K))] = S.Cost.computeCost(K, Stage);
+  // The time of an overlap pair whose first compute is on the stage, when
+  // one is given (else a pair costs the sum of its two computes).
+  if (std::optional<double> T = S.Cost.overlapTime(Stage))
+    D["overlap"] = *T;
   return D;
 }
 

@@ -252,7 +252,7 @@ void applyCosts(ir::Schedule &S, const CostArgs &A) {
                                         "0..{}",
                                         Stage, S.Topo.Stages - 1));
     for (auto &[Key, V] : Entries)
-      checkCostEntry(Key, V, /*AllowOverlap=*/false);
+      checkCostEntry(Key, V, /*AllowOverlap=*/true);
   }
   auto Apply = [](ir::StageCost &SC,
                   const std::map<std::string, double> &Entries) {
@@ -262,15 +262,25 @@ void applyCosts(ir::Schedule &S, const CostArgs &A) {
     if (Entries.count("I") && Entries.count("W") && !Entries.count("B"))
       SC.B = SC.I + SC.W;
   };
-  if (auto It = A.All.find("overlap"); It != A.All.end())
+  if (auto It = A.All.find("overlap"); It != A.All.end()) {
+    // Every stage's, as an F for all stages sets every stage's F.
     C.Overlap = It->second;
+    C.StageOverlap.clear();
+  }
   Apply(C.Default, A.All);
   for (ir::StageCost &SC : C.PerStage)
     Apply(SC, A.All);
   if (!A.PerStage.empty() && C.PerStage.empty())
     C.PerStage.assign(S.Topo.Stages, C.Default);
-  for (auto &[Stage, Entries] : A.PerStage)
+  for (auto &[Stage, Entries] : A.PerStage) {
     Apply(C.PerStage[Stage], Entries);
+    // overlap per stage: pairs whose first compute is on that stage.
+    if (auto It = Entries.find("overlap"); It != Entries.end()) {
+      if (C.StageOverlap.empty())
+        C.StageOverlap.resize(size_t(S.Topo.Stages));
+      C.StageOverlap[size_t(Stage)] = It->second;
+    }
+  }
 }
 
 //===----------------------------------------------------------------------===//

@@ -308,6 +308,12 @@ std::optional<std::string> fifoMismatch(const ir::Schedule &S);
 /// {kind: cost} of F, I, W and B on Stage.
 py::dict costsOf(const ir::Schedule &S, int32_t Stage);
 
+/// An amount of memory in the memory model's units: an int when whole (the
+/// chunk model's counts), else a float.
+py::object memoryAmount(double V);
+/// The memory model as Python sees it: {"F": .., "I": .., "W": ..}.
+py::dict memoryModelOf(const schema::MemoryModel &M);
+
 /// `ppsc emit --target=torch` of U (with comms or not), proved first unless
 /// Verify is false. Throws CompileFailure for what PyTorch cannot express,
 /// or lint's findings.
@@ -331,6 +337,9 @@ struct SynthArgs {
   std::map<int64_t, std::map<std::string, double>> StageCosts;
   double Latency = 0;
   bool Exact = true;
+  /// The memory model's amounts ({"F": 2, "I": -1, "W": -1}), as a memory
+  /// block gives them; empty: the chunk model.
+  std::map<std::string, double> MemoryModel;
   /// Where the floor's V-Half and V-Min are compiled from ("" : the front
   /// end's search path), as compile's stdlib_dir.
   std::string StdlibDir;

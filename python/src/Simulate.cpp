@@ -34,6 +34,14 @@ SimPtr simulate(const Unit &U, const SimArgs &A) {
   else if (A.Timing != "auto")
     throw py::value_error(fmt::format(
         "timing must be 'auto', 'comms' or 'dataflow', got '{}'", A.Timing));
+  if (U.Source.ReadsModelAt != NoLoc &&
+      (A.Costs.File || !A.Costs.All.empty() || !A.Costs.PerStage.empty() ||
+       A.Latency))
+    throw py::value_error(
+        "this schedule read its cost model when it was built (cost_f(s), "
+        "comm_time(), ...): simulating it under other costs would time an "
+        "order built for the old ones; compile it with these costs in its "
+        "`cost { }` and `comm { }` blocks instead");
   auto St = std::make_shared<SimState>();
   St->SM = U.SM;
   St->S = U.Source;
@@ -64,8 +72,8 @@ py::list rankStats(const sim::SimResult &R) {
   for (size_t I = 0; I < R.Ranks.size(); ++I) {
     const sim::RankStats &X = R.Ranks[I];
     L.append(py::make_tuple(I, X.ComputeBusy, X.Idle, X.CommBusy, X.CommWait,
-                            X.End, X.PeakMemory, X.PeakMemoryAt, X.Computes,
-                            X.Sends, X.Recvs));
+                            X.End, memoryAmount(X.PeakMemory), X.PeakMemoryAt,
+                            X.Computes, X.Sends, X.Recvs));
   }
   return L;
 }

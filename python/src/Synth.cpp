@@ -9,6 +9,7 @@
 #include "Module.h"
 
 #include "pps/frontend/Limits.h"
+#include "pps/frontend/MemoryModel.h"
 #include "pps/synth/Algorithms.h"
 #include "pps/synth/SynthPass.h"
 
@@ -75,6 +76,24 @@ UnitPtr synthesize(const SynthArgs &A) {
       throw py::value_error(fmt::format(
           "cost for stage {}: the stages are 0..{}", Stage, P.Stages - 1));
     synthCosts(Entries, P.Cost[Stage]);
+  }
+  if (!A.MemoryModel.empty()) {
+    frontend::MemoryAmounts Am;
+    for (auto &[Key, V] : A.MemoryModel) {
+      std::optional<double> *Slot = Key == "F"   ? &Am.F
+                                    : Key == "I" ? &Am.I
+                                    : Key == "W" ? &Am.W
+                                    : Key == "B" ? &Am.B
+                                                 : nullptr;
+      if (!Slot)
+        throw py::value_error(fmt::format(
+            "unknown memory amount '{}' (expected F, I, W or B)", Key));
+      *Slot = V;
+    }
+    schema::MemoryModel M;
+    if (std::string Why = frontend::memoryModelOf(Am, M); !Why.empty())
+      throw py::value_error("memory_model: " + Why);
+    P.setMemory(M, A.MemoryLimit);
   }
   if (std::string Why = P.validate(); !Why.empty())
     throw py::value_error(Why);

@@ -120,6 +120,22 @@ PYBIND11_MODULE(_pps, m) {
                 "MEMORY_EFFECTS lists the schema's effects in order");
   m.attr("MEMORY_EFFECTS") =
       py::make_tuple("none", "acquire", "release_input", "release");
+  m.def(
+      "memory_delta",
+      [](double Forward, double InputGrad, unsigned Effect, bool Live,
+         bool InputDone) {
+        if (Effect > unsigned(schema::MemoryEffect::Release))
+          throw py::value_error(fmt::format("no memory effect {}", Effect));
+        schema::MemoryModel M;
+        M.Forward = Forward;
+        M.InputGrad = InputGrad;
+        return schema::memoryDelta(M, schema::MemoryEffect(Effect), Live,
+                                   InputDone);
+      },
+      "The schema's memory arithmetic: the change of live memory when an "
+      "action of the effect runs on an (m, s) (live before it? its I "
+      "already ran?), under the model (F allocates Forward, I frees "
+      "InputGrad)");
 
   m.def(
       "action_text",
@@ -188,13 +204,27 @@ PYBIND11_MODULE(_pps, m) {
           "memory_limit", [](const Unit &U) { return U.Lowered.MemoryLimit; })
       .def_property_readonly(
           "num_actions", [](const Unit &U) { return U.Lowered.numActions(); })
-      // The memory analysis' peak activations per rank (what the generated
-      // executors and pps.torch compare their measured peaks with).
+      // The memory analysis' peak per rank in the memory model's units, and
+      // in live activations (what the generated executors and pps.torch
+      // compare their measured peaks with).
+      .def_property_readonly("peak_memory_per_rank",
+                             [](const Unit &U) {
+                               py::list L;
+                               for (const analysis::RankMemory &RM :
+                                    analysis::analyzeMemory(U.Lowered).Ranks)
+                                 L.append(memoryAmount(RM.Peak));
+                               return L;
+                             })
       .def_property_readonly(
-          "peak_memory_per_rank",
+          "peak_activations_per_rank",
           [](const Unit &U) {
-            return analysis::analyzeMemory(U.Lowered).wholePeaks();
+            analysis::MemoryOptions Chunks;
+            Chunks.Model = analysis::MemoryModel::chunks();
+            return analysis::analyzeMemory(U.Lowered, Chunks).wholePeaks();
           })
+      .def_property_readonly(
+          "memory_model",
+          [](const Unit &U) { return memoryModelOf(U.Lowered.Memory); })
       .def("runtime_table",
            [](const Unit &U, int64_t Rank) {
              return runtimeTable(U.Lowered, Rank);
@@ -319,8 +349,9 @@ PYBIND11_MODULE(_pps, m) {
       .def_property_readonly(
           "mean_idle_fraction",
           [](const SimState &S) { return S.R.MeanIdleFraction; })
-      .def_property_readonly("peak_memory",
-                             [](const SimState &S) { return S.R.PeakMemory; })
+      .def_property_readonly(
+          "peak_memory",
+          [](const SimState &S) { return memoryAmount(S.R.PeakMemory); })
       .def_property_readonly("messages",
                              [](const SimState &S) { return S.R.Messages; })
       .def_property_readonly("bytes",
@@ -524,7 +555,8 @@ PYBIND11_MODULE(_pps, m) {
          std::string Placement, std::optional<int64_t> Stages,
          std::map<std::string, double> Costs,
          std::map<int64_t, std::map<std::string, double>> StageCosts,
-         double Latency, bool Exact, std::string StdlibDir) {
+         double Latency, bool Exact, std::string StdlibDir,
+         std::map<std::string, double> MemoryModel) {
         SynthArgs A;
         A.Ranks = Ranks;
         A.Microbatches = Microbatches;
@@ -536,12 +568,14 @@ PYBIND11_MODULE(_pps, m) {
         A.Latency = Latency;
         A.Exact = Exact;
         A.StdlibDir = std::move(StdlibDir);
+        A.MemoryModel = std::move(MemoryModel);
         return synthesize(A);
       },
       py::arg("ranks"), py::arg("microbatches"), py::arg("memory_limit"),
       py::arg("placement"), py::arg("stages"), py::arg("costs"),
       py::arg("stage_costs"), py::arg("latency"), py::arg("exact"),
-      py::arg("stdlib_dir"));
+      py::arg("stdlib_dir"),
+      py::arg("memory_model") = std::map<std::string, double>());
 
   py::class_<Builder>(m, "Builder", "ir::ScheduleBuilder with checks")
       .def(py::init<int64_t, int64_t, int64_t, py::object, std::string>(),

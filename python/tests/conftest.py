@@ -25,6 +25,7 @@ STDLIB_PIPELINES = {
     "looped_bfs": "ranks 4; stages 2 * P; microbatches 8;",
     "zb_h1": "ranks 4; stages 4; microbatches 8;",
     "zb_h2": "ranks 4; stages 4; microbatches 8;",
+    "zb_auto": "ranks 4; stages 4; microbatches 8;",
     "zb_v": "ranks 4; stages 2 * P placement v; microbatches 8;",
     "v_half": "ranks 4; stages 2 * P placement v; microbatches 8;",
     "v_min": "ranks 4; stages 2 * P placement v; microbatches 8;",

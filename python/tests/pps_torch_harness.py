@@ -219,6 +219,8 @@ def train_worker(rank, world, port, jobs_path, out_dir):
                         "losses": losses,
                         "peak": rt.peak_activations,
                         "predicted": rt.predicted_peak_activations,
+                        "peak_memory": rt.peak_memory,
+                        "predicted_memory": rt.predicted_peak_memory,
                         "peak_bytes": rt.peak_activation_bytes,
                         "live": rt.live_activations,
                         "counts": counts},

@@ -146,3 +146,37 @@ def test_routes():
                 assert a.stage != d.route(a.microbatch)[0]
     with pytest.raises(ValueError):
         d.route(8)
+
+
+def test_memory_model_and_stage_overlap():
+    # The memory block: the model, the peaks in its units (fractional), the
+    # live activations apart; the simulator counts the same.
+    s = pps.compile("pipeline m { ranks 2; microbatches 4; memory { F = 1; "
+                    "I = -0.5; W = -0.5; limit 4; } schedule zb_h1(); }")
+    assert s.memory_model == {"F": 1, "I": -0.5, "W": -0.5}
+    assert s.memory_limit == 4
+    assert s.peak_memory_per_rank == [2, 1.5]
+    assert s.peak_activations_per_rank == [2, 2]
+    r = s.simulate()
+    assert r.peak_memory_per_rank == [2, 1.5]
+    assert r.peak_memory == 2
+    plain = pps.compile("pipeline p { ranks 2; microbatches 4; "
+                        "schedule zb_h1(); }")
+    assert plain.memory_model == {"F": 1, "I": 0, "W": -1}
+    assert plain.peak_memory_per_rank == [2, 2]
+    assert all(isinstance(v, int) for v in plain.peak_memory_per_rank)
+    # Per-stage overlap times: keyed by the pair's first compute.
+    ov = pps.compile("pipeline o { ranks 1; stages 2; microbatches 2; cost { "
+                     "overlap[stage 0] = 1.5; } rank 0: F0@0 F0@1 "
+                     "overlap(F1@0, B0@1) F1@1 B0@0 B1@1 B1@0; }")
+    assert ov.costs(0)["overlap"] == 1.5
+    assert "overlap" not in ov.costs(1)
+    assert ov.simulate().makespan == 10.5
+    assert ov.simulate(costs={1: {"overlap": 0.5}}).makespan == 10.5
+    assert ov.simulate(costs={0: {"overlap": 0.5}}).makespan == 9.5
+    # A schedule built from its costs refuses other costs afterwards.
+    auto = pps.compile("pipeline z { ranks 4; microbatches 8; cost { F = 5; "
+                       "I = 6; W = 4; } schedule zb_auto(); }")
+    assert auto.simulate().span == 126
+    with pytest.raises(ValueError, match="read its cost model"):
+        auto.simulate(latency=0.5)

@@ -111,7 +111,7 @@ def test_bad_schedule_method_arguments():
             (lambda: s.simulate(costs={"F": -1}), ValueError),
             (lambda: s.simulate(costs={"X": 1}), ValueError),
             (lambda: s.simulate(costs={9: {"F": 1}}), ValueError),
-            (lambda: s.simulate(costs={0: {"overlap": 1}}), ValueError),
+            (lambda: s.simulate(costs={0: {"overlap": -1}}), ValueError),
             (lambda: s.simulate(costs=3), TypeError),
             (lambda: s.simulate(latency=float("nan")), ValueError),
             (lambda: s.simulate(blocking="yes"), TypeError),

@@ -60,3 +60,23 @@ def test_infeasible():
 def test_bad_arguments(kwargs, error):
     with pytest.raises(error):
         pps.synth(**kwargs)
+
+
+def test_zero_bubble_memory_model():
+    # The zero-bubble paper's units (half activations): its spans 193 and
+    # 183 at (4, 12, 5, 6, 4) and max_mem 10 and 14, as ppsc synth gives.
+    for limit, span in ((10, 193), (14, 183)):
+        s = pps.synth(4, 12, limit, costs={"F": 5, "B": 6, "W": 4},
+                      memory_model={"F": 2, "I": -1, "W": -1})
+        assert s.memory_model == {"F": 2, "I": -1, "W": -1}
+        assert s.memory_limit == limit
+        assert max(s.peak_memory_per_rank) <= limit
+        assert s.to_pps() == ppsc_synth_text(
+            "--ranks", "4", "--microbatches", "12", "--cost", "F=5,B=6,W=4",
+            "--memory-model", "F=2,I=-1,W=-1", "--memory-limit", str(limit))
+    with pytest.raises(ValueError, match="W frees the rest"):
+        pps.synth(4, 8, 4, memory_model={"F": 1, "I": -0.5, "W": -0.25})
+    with pytest.raises(ValueError, match="unknown memory amount 'Q'"):
+        pps.synth(4, 8, 4, memory_model={"Q": 1})
+    with pytest.raises(TypeError, match="memory_model"):
+        pps.synth(4, 8, 4, memory_model=[1, 2])

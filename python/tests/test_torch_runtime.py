@@ -75,6 +75,11 @@ JOBS = {
     # given instead of exchanged.
     "one_f_one_b_options": pipeline("one_f_one_b_options", "one_f_one_b",
                                     FOUR),
+    # A memory model where I frees half of F's amount: the measured peak in
+    # its units (4, 3.5, 3, 2.5) as well as in live activations.
+    "zb_h1_half_memory": pipeline(
+        "zb_h1_half_memory", "zb_h1",
+        FOUR + " memory { F = 1; I = -0.5; W = -0.5; }"),
 }
 COMM = {"interleaved_1f1b_eager": "eager", "zb_v_batched": "batched"}
 OPTIONS = {"one_f_one_b_options": {"blocking_recv": True,
@@ -139,9 +144,19 @@ def test_training_equals_unpipelined_reference(trained, name):
             for mb, loss in got.items():
                 assert (step, mb) not in losses
                 losses[(step, mb)] = loss
-        # The measured peak activations equal the memory analysis, and
-        # every activation was released.
-        assert res["peak"] == res["predicted"] == s.peak_memory_per_rank[rank]
+        # The measured peak activations equal the memory analysis, in live
+        # activations and in the memory model's units, and every activation
+        # was released.
+        assert (res["peak"] == res["predicted"]
+                == s.peak_activations_per_rank[rank])
+        assert res["peak_memory"] == pytest.approx(
+            res["predicted_memory"], abs=1e-9)
+        assert res["peak_memory"] == pytest.approx(
+            s.peak_memory_per_rank[rank], abs=1e-9)
+        if name == "zb_h1_half_memory":
+            assert res["peak_memory"] == [4, 3.5, 3, 2.5][rank]
+        else:
+            assert res["peak_memory"] == res["peak"]
         assert res["live"] == 0
         assert res["peak_bytes"] > 0
         if name in HANDLERS:

@@ -18,6 +18,7 @@ Executor::Executor(const ScheduleDesc &S, int32_t Rank, Transport &T,
       LocalIndex[size_t(St)] = LocalStages++;
   size_t N = size_t(S.microbatches) * size_t(LocalStages);
   Slots.assign(N, nullptr);
+  InputDone.assign(N, 0);
   OutF.resize(N);
   OutB.resize(N);
   HasOutF.assign(N, 0);
@@ -86,15 +87,32 @@ StageIO *Executor::acquire(int32_t Mb, int32_t Stage) {
   IO->stage = Stage;
   IO->loss = 0;
   IO->activationBytes = -1;
+  countMemory(Key, pps::schema::MemoryEffect::Acquire);
   Slots[Key] = IO;
   if (++Live > Peak)
     Peak = Live;
   return IO;
 }
 
+void Executor::countMemory(size_t Key, pps::schema::MemoryEffect E) {
+  // The schema's arithmetic on this rank's own state: whether (m, s) is
+  // live (its StageIO) and whether its I already freed its part.
+  LiveMemory += pps::schema::memoryDelta(S.memory, E, Slots[Key] != nullptr,
+                                         InputDone[Key] != 0);
+  if (E == pps::schema::MemoryEffect::ReleaseInput && Slots[Key])
+    InputDone[Key] = 1;
+  else if (E == pps::schema::MemoryEffect::Release)
+    InputDone[Key] = 0;
+  // The slack the memory analysis compares with, so both name the same
+  // action as the peak under fractional amounts.
+  if (LiveMemory > PeakMemory + 1e-9)
+    PeakMemory = LiveMemory;
+}
+
 void Executor::release(int32_t Mb, int32_t Stage) {
   size_t Key = key(Mb, Stage);
   StageIO *IO = Slots[Key];
+  countMemory(Key, pps::schema::MemoryEffect::Release);
   Slots[Key] = nullptr;
   --Live;
   // Keep the buffers' memory for the next microbatch, drop the contents
@@ -258,9 +276,12 @@ void Executor::compute(const Action &A) {
       OutB[Key] = std::move(IO->gradInput);
       HasOutB[Key] = 1;
     }
-    if (pps::schema::memoryEffect(A.kind, HasW[key(A.mb, A.stage)]) ==
-        pps::schema::MemoryEffect::Release)
+    pps::schema::MemoryEffect Effect =
+        pps::schema::memoryEffect(A.kind, HasW[key(A.mb, A.stage)]);
+    if (Effect == pps::schema::MemoryEffect::Release)
       release(A.mb, A.stage);
+    else
+      countMemory(key(A.mb, A.stage), Effect);
     break;
   }
   case Kind::W: {

@@ -70,11 +70,11 @@ void BusyWaitKernels::backward(StageIO &IO) {
 
 void BusyWaitKernels::installHandlers(Executor &E) {
   const ScheduleDesc &S = *Ctx.schedule;
-  if (S.overlapCost < 0)
+  if (S.overlapCost < 0 && !S.stageOverlapCost)
     return;
   E.setOverlapHandler([&S](const Action &A, const Action &B, Executor &X) {
     double Sum = computeCost(S, A) + computeCost(S, B);
-    OverlapFactor = Sum > 0 ? S.overlapCost / Sum : 1.0;
+    OverlapFactor = Sum > 0 ? overlapCostOf(S, A, B) / Sum : 1.0;
     try {
       X.runDefault(A);
       X.runDefault(B);

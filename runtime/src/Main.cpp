@@ -265,6 +265,7 @@ RunResult runThreads(const ScheduleDesc &S, Kernels &K, const RunOptions &O) {
   for (auto &E : Execs) {
     Res.makespanMicros = std::max(Res.makespanMicros, E->finishMicros());
     Res.peakActivations.push_back(E->peakActivations());
+    Res.peakMemory.push_back(E->peakMemory());
     Res.activationBytes.push_back(K.activationBytes(E->rank()));
     Res.lossSum += E->lossSum();
     if (EO.trace)
@@ -288,7 +289,7 @@ double kernelTimeoutFor(const ScheduleDesc &S, const RunOptions &O) {
   // scale, and never below the watchdog's time: a kernel stuck since
   // before its peers began to wait for it is caught, and named, before
   // their watchdogs fire.
-  double MaxUnits = std::max(0.0, S.overlapCost);
+  double MaxUnits = maxOverlapCost(S);
   for (int32_t St = 0; St < S.stages; ++St) {
     const StageCost &C = S.stageCost[St];
     MaxUnits = std::max({MaxUnits, C.F, C.I, C.W, C.B});
@@ -406,6 +407,31 @@ bool checkPeaks(const ScheduleDesc &S, const std::vector<int64_t> &Peaks,
   else if (!Quiet)
     fmt::print("peak activations per rank: {} (memory analysis: {})\n",
                Measured, Predicted);
+  return Ok;
+}
+
+bool checkMemory(const ScheduleDesc &S, const std::vector<double> &Peaks,
+                 bool Quiet) {
+  if (!S.predictedMemory)
+    return true;
+  bool Ok = true;
+  std::string Measured, Predicted;
+  for (size_t R = 0; R < Peaks.size(); ++R) {
+    Measured += fmt::format("{}{}", R ? " " : "", Peaks[R]);
+    Predicted += fmt::format("{}{}", R ? " " : "", S.predictedMemory[R]);
+    // The same amounts added in the same order: equal up to the slack
+    // both sides compare peaks with.
+    Ok &= std::fabs(Peaks[R] - S.predictedMemory[R]) <= 1e-6;
+  }
+  if (!Ok)
+    fmt::print(stderr,
+               "error: measured peak memory per rank [{}] differs from the "
+               "memory analysis [{}] (memory model F = {}, I = {})\n",
+               Measured, Predicted, S.memory.Forward, S.memory.inputAmount());
+  else if (!Quiet)
+    fmt::print("peak memory per rank: {} (memory analysis: {}; F = {}, "
+               "I = {})\n",
+               Measured, Predicted, S.memory.Forward, S.memory.inputAmount());
   return Ok;
 }
 
@@ -574,6 +600,8 @@ int executorMain(const ScheduleDesc &S, int Argc, char **Argv) {
     printMakespan(S, Comm, O, Res.makespanMicros,
                   dynamic_cast<BusyWaitKernels *>(K.get()) != nullptr);
   if (!checkPeaks(S, Res.peakActivations, O.quiet))
+    return ExitError;
+  if (!checkMemory(S, Res.peakMemory, O.quiet))
     return ExitError;
   if (!checkActivationBytes(Res.peakActivations, Res.activationBytes, O.quiet))
     return ExitError;

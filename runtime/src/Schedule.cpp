@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace ppsrt {
@@ -23,6 +24,23 @@ double computeCost(const ScheduleDesc &S, const Action &A) {
   default:
     return 0;
   }
+}
+
+double overlapCostOf(const ScheduleDesc &S, const Action &A, const Action &B) {
+  if (S.stageOverlapCost && A.stage >= 0 && A.stage < S.stages &&
+      S.stageOverlapCost[A.stage] >= 0)
+    return S.stageOverlapCost[A.stage];
+  if (S.overlapCost >= 0)
+    return S.overlapCost;
+  return computeCost(S, A) + computeCost(S, B);
+}
+
+double maxOverlapCost(const ScheduleDesc &S) {
+  double Max = std::max(0.0, S.overlapCost);
+  if (S.stageOverlapCost)
+    for (int32_t St = 0; St < S.stages; ++St)
+      Max = std::max(Max, S.stageOverlapCost[St]);
+  return Max;
 }
 
 std::string formatAction(const Action &A) {

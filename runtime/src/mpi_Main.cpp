@@ -111,6 +111,7 @@ int runMpi(const ScheduleDesc &S, Kernels &K, const RunOptions &O, int *Argc,
   std::vector<ProfileEvent> Profiled;
   double Finish = 0;
   int64_t Peak = 0;
+  double PeakMem = 0;
   ActivationBytes Bytes;
   {
     MpiTransport T(RS, MPI_COMM_WORLD, Comm != CommModel::Eager);
@@ -159,6 +160,7 @@ int runMpi(const ScheduleDesc &S, Kernels &K, const RunOptions &O, int *Argc,
       St.phase.store(int32_t(Phase::Finished));
       Finish = E.finishMicros();
       Peak = E.peakActivations();
+      PeakMem = E.peakMemory();
       Events = std::move(E.trace());
       Profiled = std::move(E.profile());
       // Wait for everyone while still answering stall notices.
@@ -188,6 +190,9 @@ int runMpi(const ScheduleDesc &S, Kernels &K, const RunOptions &O, int *Argc,
   std::vector<int64_t> Peaks(static_cast<size_t>(Size));
   MPI_Gather(&Peak, 1, MPI_INT64_T, Peaks.data(), 1, MPI_INT64_T, 0,
              MPI_COMM_WORLD);
+  std::vector<double> PeakMems(static_cast<size_t>(Size));
+  MPI_Gather(&PeakMem, 1, MPI_DOUBLE, PeakMems.data(), 1, MPI_DOUBLE, 0,
+             MPI_COMM_WORLD);
   int64_t Mine[6] = {Bytes.peak,
                      Bytes.expected,
                      Bytes.minPerActivation,
@@ -213,6 +218,8 @@ int runMpi(const ScheduleDesc &S, Kernels &K, const RunOptions &O, int *Argc,
       printMakespan(S, Comm, O, Makespan,
                     dynamic_cast<BusyWaitKernels *>(&K) != nullptr);
     if (!checkPeaks(S, Peaks, O.quiet))
+      Code = ExitError;
+    if (!checkMemory(S, PeakMems, O.quiet))
       Code = ExitError;
     std::vector<ActivationBytes> PerRank(static_cast<size_t>(Size));
     for (size_t R = 0; R < PerRank.size(); ++R) {

@@ -10,6 +10,7 @@ from typing import Tuple
 import torch
 from torch import Tensor
 
+from .. import _pps
 from ._memory import _graph_bytes
 from ._schema import B, RECV_B, RECV_F, _RELEASE, _RELEASE_INPUT, _text
 from ._split import Stage, StageState, as_tensors
@@ -48,6 +49,7 @@ class _Compute:
         else:
             x = self._inputs[mb]
             args = tuple(x) if isinstance(x, (tuple, list)) else (x,)
+        self._count_memory(key, a[5], False)
         self._states[key] = state  # F acquires (the schema)
         self._live += 1
         if self._live > self._peak:
@@ -128,6 +130,8 @@ class _Compute:
                 for x, g in zip(xs, gin))
         if effect == _RELEASE:
             self._release(key)
+        else:
+            self._count_memory(key, effect, True)
         if self._events is not None:
             self._record(index, 0, t0, time.perf_counter())
 
@@ -154,7 +158,24 @@ class _Compute:
                             % (mb, s))
         return state
 
+    def _count_memory(self, key: Tuple[int, int], effect: int,
+                      live: bool) -> None:
+        """Memory in the schedule's memory model: the schema's arithmetic
+        (F allocates, I frees its part, the last backward the rest) on this
+        rank's own state of (m, s)."""
+        done = key in self._input_done
+        self._mem_live += _pps.memory_delta(self._mem_model[0],
+                                            self._mem_model[1], effect, live,
+                                            done)
+        if effect == _RELEASE_INPUT and live:
+            self._input_done.add(key)
+        elif effect == _RELEASE:
+            self._input_done.discard(key)
+        if self._mem_live > self._mem_peak + 1e-9:
+            self._mem_peak = self._mem_live
+
     def _release(self, key: Tuple[int, int]) -> None:
+        self._count_memory(key, _RELEASE, True)
         state = self._states.pop(key)
         self._live -= 1
         self._live_bytes -= state.nbytes

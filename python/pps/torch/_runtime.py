@@ -337,7 +337,16 @@ class PipelineRuntime(_Compute, _Messages, _WeightSharing):
         self._peak = 0
         self._live_bytes = 0
         self._peak_bytes = 0
-        self._predicted = schedule.peak_memory_per_rank[rank]
+        self._predicted = schedule.peak_activations_per_rank[rank]
+        # Memory in the schedule's memory model (the schema's arithmetic,
+        # _pps.memory_delta, on this rank's own (m, s) states).
+        model = schedule.memory_model
+        self._mem_model = (float(model["F"]), -float(model["I"]))
+        self._mem_chunks = model == {"F": 1, "I": 0, "W": -1}
+        self._mem_live = 0.0
+        self._mem_peak = 0.0
+        self._input_done = set()
+        self._predicted_mem = schedule.peak_memory_per_rank[rank]
         self._losses: Dict[int, Tensor] = {}
         self._inputs = None
         self._targets = None
@@ -372,6 +381,18 @@ class PipelineRuntime(_Compute, _Messages, _WeightSharing):
     def predicted_peak_activations(self) -> int:
         """The memory analysis' peak for this rank."""
         return self._predicted
+
+    @property
+    def peak_memory(self) -> float:
+        """The most memory this rank held at once so far, in the schedule's
+        memory model's units (Schedule.memory_model; with the default chunk
+        model the same as peak_activations)."""
+        return self._mem_peak
+
+    @property
+    def predicted_peak_memory(self) -> float:
+        """The memory analysis' peak for this rank, in the model's units."""
+        return self._predicted_mem
 
     @property
     def live_activation_bytes(self) -> int:
@@ -487,6 +508,13 @@ class PipelineRuntime(_Compute, _Messages, _WeightSharing):
                     "rank %d: measured peak activations %d differ from the "
                     "memory analysis (%d)" % (self.rank, self._peak,
                                               self._predicted))
+            if (not self._mem_chunks
+                    and abs(self._mem_peak - self._predicted_mem) > 1e-6):
+                raise PipelineError(
+                    "rank %d: measured peak memory %g differs from the "
+                    "memory analysis (%g) under the memory model F = %g, "
+                    "I = %g" % (self.rank, self._mem_peak, self._predicted_mem,
+                                self._mem_model[0], -self._mem_model[1]))
         except BaseException as e:
             st.phase = FAILED
             self._watchdog.announce_failure(

@@ -12,7 +12,9 @@
 //    (Kernels::installHandlers), else run their built-in behaviour.
 // The StageIO of (m, s) is created at F(m, s) and released at its last
 // backward (B, or W after I, or I when no W follows); peakActivations() is the
-// measured peak, to be compared with the memory analysis.
+// measured peak of live StageIOs, peakMemory() the same walk counted in the
+// schedule's memory model (ScheduleDesc::memory: I may free part of what F
+// allocated), both to be compared with the memory analysis.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -101,6 +103,10 @@ public:
   const ScheduleDesc &schedule() const { return S; }
   int64_t liveActivations() const { return Live; }
   int64_t peakActivations() const { return Peak; }
+  /// Live and peak memory in the memory model's units (ScheduleDesc::
+  /// memory); with the chunk model the same as the activation counts.
+  double liveMemory() const { return LiveMemory; }
+  double peakMemory() const { return PeakMemory; }
   /// Sum of the losses of the last stage's microbatches in the last step.
   double lossSum() const { return LossSum; }
   /// Wall-clock time (since ExecOptions::startMicros) the last step ended.
@@ -126,6 +132,8 @@ private:
   size_t key(int32_t Mb, int32_t Stage) const;
   StageIO *acquire(int32_t Mb, int32_t Stage);
   void release(int32_t Mb, int32_t Stage);
+  /// Counts an action's memory effect on (m, s) (its key) in the model.
+  void countMemory(size_t Key, pps::schema::MemoryEffect E);
   Buffer takeInput(const Action &A, bool Gradient);
   [[noreturn]] void error(const std::string &Msg);
   void record(int64_t Index, int32_t Lane, double T0, double T1,
@@ -179,6 +187,7 @@ private:
   std::vector<uint8_t> HasOutF, HasOutB;
   std::vector<int32_t> RecvF, RecvB; ///< posted receive per (m, s), or -1
   std::vector<uint8_t> HasW;         ///< a W(m, s) is in the table
+  std::vector<uint8_t> InputDone;    ///< I(m, s) freed its part
 
   std::vector<Request> Requests;
   std::vector<int32_t> FreeRequests;
@@ -186,6 +195,7 @@ private:
   std::vector<int32_t> Batch;     ///< comm requests of the current batch
 
   int64_t Live = 0, Peak = 0;
+  double LiveMemory = 0, PeakMemory = 0;
   double LossSum = 0;
   double FinishMicros = 0;
   std::vector<TraceEvent> Events;

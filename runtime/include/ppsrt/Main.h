@@ -113,7 +113,9 @@ struct RunResult {
   std::string error;
   double makespanMicros = 0;            ///< all steps, wall clock
   std::vector<int64_t> peakActivations; ///< per rank
-  double lossSum = 0;                   ///< last step
+  /// Per rank, the peak in the memory model's units (ScheduleDesc::memory).
+  std::vector<double> peakMemory;
+  double lossSum = 0; ///< last step
   /// Set when the run finished but its trace could not be written.
   std::string traceError;
   /// Per rank, if the kernels measure activation bytes.
@@ -147,6 +149,12 @@ int executorMain(const ScheduleDesc &S, int Argc, char **Argv);
 /// returns false on a mismatch (prints the figures unless Quiet).
 bool checkPeaks(const ScheduleDesc &S, const std::vector<int64_t> &Peaks,
                 bool Quiet);
+/// Under a memory model other than the chunk model (S.predictedMemory
+/// set): compares the measured peaks in its units with the memory
+/// analysis'; prints an error and returns false on a mismatch (prints the
+/// figures unless Quiet). True otherwise.
+bool checkMemory(const ScheduleDesc &S, const std::vector<double> &Peaks,
+                 bool Quiet);
 /// Prints the measured activation bytes per rank next to what the memory
 /// analysis predicts (if the kernels measure them); returns false if a rank
 /// differs and its kernels asked for the check.

@@ -74,9 +74,11 @@ struct ScheduleDesc {
   double activationBytes;
   double gradientBytes;
   CommModel comm;
-  const RankTable *rankTables;  ///< ranks entries
-  const int64_t *predictedPeak; ///< ranks entries: the memory analysis
-  double predictedMakespan;     ///< ppsc sim's makespan; < 0 if unknown
+  const RankTable *rankTables; ///< ranks entries
+  /// ranks entries: the memory analysis' peak, in live activations (the
+  /// chunk model's count, whatever the memory model).
+  const int64_t *predictedPeak;
+  double predictedMakespan; ///< ppsc sim's makespan; < 0 if unknown
   /// 1: every microbatch traverses all stages; 2: microbatches [0, M/2)
   /// traverse stages [0, S/2) and the rest [S/2, S) (bidirectional).
   int32_t directions = 1;
@@ -101,7 +103,24 @@ struct ScheduleDesc {
   /// before writing the executor, or if the description was made by hand;
   /// else why it did not (the executor prints it as a warning).
   const char *unverified = nullptr;
+  /// The activation memory model (the schema's): what F(m, s) allocates and
+  /// what I(m, s) frees, in the unit of the schedule's memory limit; the
+  /// Executor counts live memory by it (Executor::peakMemory).
+  pps::schema::MemoryModel memory = pps::schema::MemoryModel::chunks();
+  /// ranks entries: the memory analysis' peak in the memory model's units;
+  /// null with the chunk model (predictedPeak is the same figure then).
+  const double *predictedMemory = nullptr;
+  /// stages entries: the time of an overlap pair whose first compute is on
+  /// the stage (< 0: overlapCost applies); null when no stage has one.
+  const double *stageOverlapCost = nullptr;
 };
+
+/// The time of overlap(A, B): A's stage's overlap time, else overlapCost,
+/// else the sum of the two (the compiler's CostModel::overlapCost).
+double overlapCostOf(const ScheduleDesc &S, const Action &A, const Action &B);
+/// The longest an overlap pair may take (the largest overlap time given,
+/// 0 if none): for timeouts.
+double maxOverlapCost(const ScheduleDesc &S);
 
 /// The weight group of Stage (the stage itself without weight sharing).
 inline int32_t weightGroupOf(const ScheduleDesc &S, int32_t Stage) {

@@ -17,7 +17,8 @@
 //  * the partner rule SEND_F(m,s) <-> RECV_F(m,s+1), SEND_B(m,s) <->
 //    RECV_B(m,s-1), the FIFO identity check and the one wording of a FIFO
 //    mismatch;
-//  * the activation memory rule (what acquires and what releases);
+//  * the activation memory rule (what acquires and what releases) and the
+//    memory model's arithmetic (how much);
 //  * the table row encoding of generated executors.
 //
 // Header-only, plain C++17, no dependencies: generated executors and the
@@ -369,6 +370,60 @@ constexpr MemoryEffect memoryEffect(Kind K, bool HasW) {
   default:
     return MemoryEffect::None;
   }
+}
+
+/// How much memory the actions of one (microbatch, stage) hold: the
+/// activation memory model (`memory { F = 1; I = -0.5; W = -0.5; }` in the
+/// language). F(m, s) allocates Forward; I(m, s) frees InputGrad of it when
+/// a W(m, s) follows (the zero-bubble papers' I = -0.5: the input gradient
+/// no longer needs the activations W does not use); the last backward frees
+/// the rest, so every (m, s) returns to zero. The chunk model (the default)
+/// counts one unit per live (m, s) and frees nothing at I.
+struct MemoryModel {
+  /// What F(m, s) allocates (> 0).
+  double Forward = 1.0;
+  /// What I(m, s) frees when a W(m, s) follows, 0 <= InputGrad <= Forward.
+  double InputGrad = 0.0;
+
+  /// One unit per live (m, s): the model the runtime counts by default.
+  static constexpr MemoryModel chunks() { return {}; }
+  constexpr bool isChunks() const { return Forward == 1.0 && InputGrad == 0.0; }
+  /// What W(m, s) frees after its I: the rest.
+  constexpr double weightGrad() const { return Forward - InputGrad; }
+  /// What I and W add, as `memory { F = ..; I = ..; W = ..; }` writes
+  /// them (<= 0; a zero is +0, never -0).
+  constexpr double inputAmount() const {
+    return InputGrad == 0 ? 0.0 : -InputGrad;
+  }
+  constexpr double weightAmount() const {
+    return weightGrad() == 0 ? 0.0 : -weightGrad();
+  }
+  constexpr bool operator==(const MemoryModel &O) const {
+    return Forward == O.Forward && InputGrad == O.InputGrad;
+  }
+  constexpr bool operator!=(const MemoryModel &O) const {
+    return !(*this == O);
+  }
+};
+
+/// The change of live memory when an action whose effect is E runs on an
+/// (m, s): Live says whether (m, s) is live before it, InputDone whether
+/// its I already ran (and freed its part). The arithmetic of the rule, for
+/// every component that counts memory (the memory analysis, synthesis, the
+/// runtimes); each keeps the per-(m, s) state itself.
+constexpr double memoryDelta(const MemoryModel &M, MemoryEffect E, bool Live,
+                             bool InputDone) {
+  switch (E) {
+  case MemoryEffect::Acquire:
+    return Live ? 0.0 : M.Forward;
+  case MemoryEffect::ReleaseInput:
+    return Live && !InputDone ? -M.InputGrad : 0.0;
+  case MemoryEffect::Release:
+    return Live ? -(M.Forward - (InputDone ? M.InputGrad : 0.0)) : 0.0;
+  case MemoryEffect::None:
+    return 0.0;
+  }
+  return 0.0;
 }
 
 //===----------------------------------------------------------------------===//

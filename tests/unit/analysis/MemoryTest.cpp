@@ -107,7 +107,7 @@ TEST(Memory, ThePassTheSimulatorAndTheAnalysisAgree) {
   DiagnosticEngine D(SM);
   passes::PassContext Ctx{D, {}};
   passes::createMemoryPass()->run(S, Ctx);
-  EXPECT_EQ(Ctx.Results.PeakMemory, (std::vector<int64_t>{1}));
+  EXPECT_EQ(Ctx.Results.PeakMemory, (std::vector<double>{1}));
   EXPECT_EQ(sim::simulate(S).Ranks[0].PeakMemory, 1);
   EXPECT_EQ(analyzeMemory(S).wholePeaks(), (std::vector<int64_t>{1}));
 }

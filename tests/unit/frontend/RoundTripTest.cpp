@@ -151,8 +151,8 @@ TEST(RoundTrip, EveryStdlibScheduleAtDefaultSizes) {
 }
 
 TEST(RoundTrip, EveryIRFeature) {
-  // Explicit placement, per-stage costs, awkward floats, comm settings,
-  // FSDP, memory limit and every action kind.
+  // Explicit placement, per-stage costs and overlap times, awkward floats,
+  // comm settings, FSDP, the memory model and limit, every action kind.
   ir::ScheduleBuilder B(3, 4, 3);
   B.placement({0, 1, 2, 0});
   B.name("odd name-with.dots");
@@ -161,6 +161,8 @@ TEST(RoundTrip, EveryIRFeature) {
   B.comm(ir::CommModel::Batched);
   B.latency(0.05);
   B.memoryLimit(7);
+  B.memoryModel({1.0 / 3.0, 0.25});
+  B.overlapCost(3, 0.125);
   ir::Schedule &S = B.schedule();
   S.Cost.Overlap = 1.75;
   S.Cost.BandwidthBytesPerMs = 5e7 / 3;

@@ -32,6 +32,7 @@ struct Tables {
   std::vector<int32_t> StageToRank;
   std::vector<ppsrt::StageCost> Costs;
   std::vector<int64_t> Peaks;
+  std::vector<double> MemoryPeaks, StageOverlap;
   std::vector<double> Executor;
   ppsrt::ScheduleDesc Desc{};
 };
@@ -55,7 +56,18 @@ inline std::unique_ptr<Tables> layOut(ir::Schedule S) {
     const ir::StageCost &C = Sc.Cost.stage(St);
     T->Costs.push_back({C.F, C.I, C.W, C.B});
   }
-  T->Peaks = analysis::analyzeMemory(Sc).wholePeaks();
+  // The executor counts live activations (the chunk model's peaks) and
+  // memory in the schedule's model, as the emitter writes them.
+  analysis::MemoryOptions Chunks;
+  Chunks.Model = analysis::MemoryModel::chunks();
+  T->Peaks = analysis::analyzeMemory(Sc, Chunks).wholePeaks();
+  for (const analysis::RankMemory &RM : analysis::analyzeMemory(Sc).Ranks)
+    T->MemoryPeaks.push_back(RM.Peak);
+  for (int32_t St = 0; St < Sc.Topo.Stages && !Sc.Cost.StageOverlap.empty();
+       ++St) {
+    std::optional<double> V = Sc.Cost.StageOverlap[size_t(St)];
+    T->StageOverlap.push_back(V ? *V : -1.0);
+  }
   ppsrt::ScheduleDesc &D = T->Desc;
   D.name = "test";
   D.source = "test.pps";
@@ -74,6 +86,11 @@ inline std::unique_ptr<Tables> layOut(ir::Schedule S) {
   D.predictedPeak = T->Peaks.data();
   D.predictedMakespan = -1;
   D.directions = Sc.Topo.Directions;
+  D.memory = Sc.Memory;
+  if (!Sc.Memory.isChunks())
+    D.predictedMemory = T->MemoryPeaks.data();
+  if (!T->StageOverlap.empty())
+    D.stageOverlapCost = T->StageOverlap.data();
   T->Executor = backends::executorMakespans(Sc);
   D.executorMakespan = T->Executor.data();
   return T;

@@ -181,6 +181,30 @@ TEST(StdlibFormula, ZbH2AtUnequalCosts) {
   EXPECT_EQ(G.PeakMemory, 8);
 }
 
+TEST(StdlibFormula, ZbAutoAtUnequalCosts) {
+  // The zero-bubble paper's automatic schedule, which reads the costs:
+  // ZB-2p at F/I/W = 5/6/4, P = 4, M = 8 spans 126, the published figure
+  // (sail-sg/zero-bubble-pipeline-parallelism at memory 2p), where the
+  // unit-slot zb_h2 spans 129; ZB-1p (mem: P) holds P activations.
+  Figures G = run(zbAuto(), 4, 8, Costs{5, 6, 4}, false);
+  EXPECT_RUN(G);
+  EXPECT_DOUBLE_EQ(G.Span, 126);
+  EXPECT_DOUBLE_EQ(G.Makespan, 135);
+  EXPECT_LE(G.PeakMemory, 8);
+  Figures G1 = run(zbAuto("mem: P"), 4, 8, Costs{5, 6, 4}, false);
+  EXPECT_RUN(G1);
+  EXPECT_LE(G1.PeakMemory, 4);
+  EXPECT_GT(G1.Span, G.Span);
+  // With F = I = W and 2P activations it is the zero-bubble ZB-H2 shape:
+  // no span bubble from M >= 2P on.
+  for (auto [P, M] : {std::pair{4, 8}, {4, 16}, {8, 16}})
+    for (Costs C : {Unit}) {
+      Figures Z = run(zbAuto(), P, M, C, false);
+      EXPECT_RUN(Z);
+      EXPECT_DOUBLE_EQ(Z.SpanBubble, 0) << P << " " << M;
+    }
+}
+
 TEST(StdlibFormula, ZbV) {
   // Zero span bubble with F = I = W (per chunk) for M >= 2P - 1; the
   // makespan is 6M chunk-slots plus the P-1 chunk-forward offset of the

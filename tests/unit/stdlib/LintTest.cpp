@@ -55,6 +55,10 @@ TEST(StdlibLint, InterleavedOverlap) {
 TEST(StdlibLint, LoopedBfs) { lintRange(loopedBfs(2), 2, 16, At1, Up4P); }
 TEST(StdlibLint, ZbH1) { lintRange(zbH1(), 2, 16, At1, Up4P); }
 TEST(StdlibLint, ZbH2) { lintRange(zbH2(), 2, 16, At1, Up4P); }
+TEST(StdlibLint, ZbAuto) {
+  lintRange(zbAuto(), 2, 16, At1, Up4P);
+  lintRange(zbAuto("mem: P"), 2, 12, At1, Up4P);
+}
 TEST(StdlibLint, ZbV) { lintRange(zbV(), 2, 16, At1, Up4P); }
 TEST(StdlibLint, VHalf) {
   lintRange(vHalf(), 2, 16, At1, Up4P);
@@ -104,6 +108,9 @@ TEST(StdlibLint, BadSizesSayWhy) {
   expectAssert(dualpipe(), 3, 6, "even number of ranks");
   expectAssert({"dualpipe", "2 * P", "v", "", 1}, 4, 8, "directions 2");
   expectAssert({"zb_h2", "P", "loop", "mem: 0"}, 4, 8, "mem >= 1");
+  expectAssert({"zb_auto", "2 * P", "loop", ""}, 4, 8, "one stage per rank");
+  expectAssert(zbAuto("mem: 0"), 4, 8, "mem >= 1");
+  expectAssert(zbAuto("variant: 8"), 4, 8, "-1 (the best) or 0..7");
 }
 
 TEST(StdlibLint, HarnessCatchesDeadlock) {

@@ -226,6 +226,9 @@ inline Spec loopedBfs(int V = 2) {
 }
 inline Spec zbH1() { return {"zb_h1", "P", "loop", ""}; }
 inline Spec zbH2() { return {"zb_h2", "P", "loop", ""}; }
+inline Spec zbAuto(std::string Args = "") {
+  return {"zb_auto", "P", "loop", std::move(Args)};
+}
 inline Spec zbV() { return {"zb_v", "2 * P", "v", ""}; }
 inline Spec vHalf() { return {"v_half", "2 * P", "v", ""}; }
 inline Spec vMin() { return {"v_min", "2 * P", "v", ""}; }

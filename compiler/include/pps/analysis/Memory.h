@@ -11,11 +11,12 @@
 // once even if its F appears twice, and a backward of an (m, s) that is not
 // live changes nothing.
 //
-// How much is live is a MemoryModel: the chunk model (the default) counts
-// one unit per live (m, s) -- one stage's activations of one microbatch, a
-// chunk under V placement. A finer model lets I free part of what F
-// allocated, as the zero-bubble papers count (F = +1, I = -0.5, W = -0.5);
-// the last backward always frees the rest, so every (m, s) returns to zero.
+// How much is live is the schedule's MemoryModel (`memory { ... }`): the
+// chunk model (the default) counts one unit per live (m, s) -- one stage's
+// activations of one microbatch, a chunk under V placement. A finer model
+// lets I free part of what F allocated, as the zero-bubble papers count
+// (F = +1, I = -0.5, W = -0.5); the last backward always frees the rest, so
+// every (m, s) returns to zero.
 //
 // Requires: nothing (any schedule; out-of-range actions are ignored).
 // Guarantees: work linear in the number of actions plus, for dense
@@ -35,40 +36,16 @@
 
 namespace pps::analysis {
 
-/// How much memory the actions of one (microbatch, stage) hold.
-struct MemoryModel {
-  /// What F(m, s) allocates.
-  double Forward = 1.0;
-  /// What I(m, s) frees when a W(m, s) follows (W frees the rest). The
-  /// chunk model frees nothing at I: W still needs what I kept.
-  double InputGrad = 0.0;
-
-  /// One unit per live (m, s): the model the runtime measures.
-  static MemoryModel chunks() { return {}; }
-  bool isChunks() const { return Forward == 1.0 && InputGrad == 0.0; }
-};
-
-/// The change of live memory when an action whose schema effect is E runs
-/// on an (m, s): Live says whether (m, s) is live before it, InputDone
-/// whether its I already ran. The arithmetic of the one rule, for callers
-/// that keep the per-(m, s) state themselves (synthesis).
-inline double memoryDelta(const MemoryModel &M, schema::MemoryEffect E,
-                          bool Live, bool InputDone) {
-  switch (E) {
-  case schema::MemoryEffect::Acquire:
-    return Live ? 0.0 : M.Forward;
-  case schema::MemoryEffect::ReleaseInput:
-    return Live && !InputDone ? -M.InputGrad : 0.0;
-  case schema::MemoryEffect::Release:
-    return Live ? -(M.Forward - (InputDone ? M.InputGrad : 0.0)) : 0.0;
-  case schema::MemoryEffect::None:
-    return 0.0;
-  }
-  return 0.0;
-}
+/// How much memory the actions of one (microbatch, stage) hold, and the
+/// arithmetic of the rule: the schema's (ppsrt/Schema.h), which the
+/// runtimes count by too. A schedule carries its model (ir::Schedule::
+/// Memory, the `memory { ... }` block).
+using schema::memoryDelta;
+using schema::MemoryModel;
 
 struct MemoryOptions {
-  MemoryModel Model;
+  /// The model to count by; unset: the schedule's own (ir::Schedule::Memory).
+  std::optional<MemoryModel> Model;
   /// Keep each rank's running curve (RankMemory::Curve).
   bool KeepCurve = false;
   /// Find where each rank first holds more than this (RankMemory::OverAt).

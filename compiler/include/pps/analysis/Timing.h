@@ -8,8 +8,9 @@
 //
 // Semantics (docs/simulation.md has the long form):
 //  * Compute F/I/W/B(m, s) costs CostModel::computeCost(kind, s); an
-//    overlap(a, b) pair starts when both may start and costs Cost.Overlap,
-//    or the sum of the two when unset. Idle and control actions take no time.
+//    overlap(a, b) pair starts when both may start and costs
+//    CostModel::overlapCost (a's stage's overlap time, else `overlap`, else
+//    the sum of the two). Idle and control actions take no time.
 //  * A message costs CostModel::messageTime(kind): latency + bytes/bandwidth.
 //  * Comms occupy a rank as CommTiming says:
 //    - Async (default): the compute track runs the rank's computes in

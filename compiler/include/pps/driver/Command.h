@@ -23,6 +23,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -129,6 +130,11 @@ public:
   /// (pps/frontend/CostsFile.h) before anything reads them. Empty on error
   /// (diagnostics reported).
   std::optional<ir::Schedule> load();
+  /// The command's own changes to the cost and memory models (sim's
+  /// --latency, synth's --cost, ...), which the command applies after
+  /// load() too: load() lets a schedule body that reads its costs see them,
+  /// after --costs (FrontendOptions::ModelOverrides).
+  std::function<void(ir::Schedule &)> ModelOverrides;
   /// Reads --costs (empty if not given); false on error (reported).
   bool loadCostsFile(std::optional<frontend::CostsFile> &Out);
   /// Loads opts::Input without --costs.
@@ -146,6 +152,10 @@ public:
   /// Commits what openOutput returned; false + file-error diagnostic if it
   /// could not be written whole (a full disk, say).
   bool commitOutput(OutputFile &OS);
+
+private:
+  /// What load() passes the front end while it compiles.
+  std::function<void(ir::Schedule &)> LoadOverrides;
 };
 
 } // namespace pps::driver

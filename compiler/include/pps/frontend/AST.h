@@ -66,6 +66,15 @@ enum class Builtin : uint8_t {
   Abs,
   Array,
   Len,
+  // the cost and memory models, in thousandths (EvaluateExpr.cpp)
+  CostF,
+  CostI,
+  CostW,
+  CostB,
+  CommTime,
+  MemF,
+  MemI,
+  MemW,
 };
 
 /// How a name was resolved.
@@ -385,8 +394,11 @@ struct PipelineItem {
   LocId PlacementLoc = NoLoc;
   std::vector<std::pair<ExprPtr, ExprPtr>> PlacementMap;
   bool ExplicitPlacement = false;
-  // cost, comm
+  // cost, comm; the memory block's amounts (`F = 1;`) in Costs
   std::vector<CostEntry> Costs;
+  /// memory: the block form `memory { ... }` (its limit, if any, in Value).
+  bool MemoryBlock = false;
+  LocId LimitLoc = NoLoc;
   std::vector<CommEntry> Comms;
   // schedule
   std::unique_ptr<CallExpr> Call;

@@ -13,7 +13,8 @@
 // `--costs=FILE` (every ppsc subcommand) and Python's `costs="FILE"` replace
 // the schedule's cost model with the file's, before any pass reads it: the
 // compute costs of every stage (what the file does not give takes the
-// language's defaults, as in any pipeline), the overlap time, and the comm
+// language's defaults, as in any pipeline), the overlap times (per stage
+// too), and the comm
 // figures (latency, bandwidth, message sizes). The schedule keeps its comm
 // model and whether comms block: they say how the schedule runs, not what
 // it costs. Costs are per stage, so the file must have as many stages as

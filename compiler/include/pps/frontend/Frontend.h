@@ -15,6 +15,7 @@
 
 #include "llvm/ADT/StringRef.h"
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -55,6 +56,12 @@ struct FrontendOptions {
   /// When set, every import must resolve to a file inside this directory
   /// (or the -I and stdlib directories); --import-root.
   std::string ImportRoot;
+  /// The command line's changes to the cost and memory models (--costs,
+  /// --latency, synth's --cost, --memory-model, ...), applied to the
+  /// schedule before a schedule body runs, so that a schedule that reads
+  /// its costs (cost_f(s), ...) sees what every pass will see. Callers
+  /// apply them after compiling too; applying them twice changes nothing.
+  std::function<void(ir::Schedule &)> ModelOverrides;
 };
 
 /// A directory searched for the standard library, and why it is searched

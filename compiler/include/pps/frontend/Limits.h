@@ -34,6 +34,11 @@ constexpr double MaxTime = 1e9;
 /// The largest message a comm block may declare (activation, gradient), in
 /// bytes: 1 PiB.
 constexpr double MaxMessageBytes = 1125899906842624.0;
+/// The largest amount a memory model may give one action (`memory { F =
+/// ..; }`), in the model's units: 10^6. With it, and a limit below 2^31
+/// units, a rank's memory over any number of actions stays exact in a
+/// double and synthesis' whole ticks fit 64 bits.
+constexpr double MaxMemoryAmount = 1e6;
 /// Bounds the IR's memory (20 bytes an action) whatever the step budget;
 /// the default of FrontendOptions::MaxActions, which --max-actions sets.
 /// The passes check the same limit against what they add (send/recv,

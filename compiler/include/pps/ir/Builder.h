@@ -78,6 +78,10 @@ public:
   ScheduleBuilder &comm(CommModel M);
   ScheduleBuilder &latency(double L);
   ScheduleBuilder &memoryLimit(int64_t Limit);
+  /// The activation memory model (`memory { F = ..; I = ..; }`).
+  ScheduleBuilder &memoryModel(const schema::MemoryModel &M);
+  /// The time of overlap pairs whose first compute is on Stage.
+  ScheduleBuilder &overlapCost(int32_t Stage, double T);
 
   RankBuilder rank(int32_t R);
   Schedule &schedule() { return S; }

@@ -204,6 +204,11 @@ struct CostModel {
   llvm::SmallVector<StageCost, 8> PerStage;
   /// Time of an overlap(a, b) pair; unset means the sum of the two.
   std::optional<double> Overlap;
+  /// Per-stage overlap times (`overlap[stage s] = t`), keyed by the stage
+  /// of the pair's first compute, as the seed simulators key an overlapped
+  /// operation by its first operation's stage; empty, or one entry per
+  /// stage, unset where the stage has none (Overlap applies there).
+  llvm::SmallVector<std::optional<double>, 0> StageOverlap;
   double Latency = 0.0;           // time units per message
   double BandwidthBytesPerMs = 0; // 0 = infinite
   double ActivationBytes = 0;     // bytes per activation message
@@ -219,6 +224,15 @@ struct CostModel {
     return isForwardComm(CommKind) || GradientBytes < 0 ? ActivationBytes
                                                         : GradientBytes;
   }
+  /// Time of overlap(First, Second): the first stage's overlap time, else
+  /// Overlap, else the sum of the two computes' costs. Every component that
+  /// times an overlap pair reads it here.
+  double overlapCost(const Action &First, const Action &Second) const;
+  /// The overlap time given for a pair whose first compute is on stage S
+  /// (per stage, else Overlap), or none: the pair costs the sum.
+  std::optional<double> overlapTime(int32_t S) const;
+  /// True if some overlap time is given (Overlap or a per-stage one).
+  bool hasOverlapTime() const;
   /// Time for one message of the given kind, in time units.
   double messageTime(ActionKind CommKind) const;
 };
@@ -252,7 +266,18 @@ public:
   CommModel Comm = CommModel::Rendezvous;
   /// The stream rule (`comm { stream rank; eager threshold 64 KiB; }`).
   CommStream Stream;
+  /// The activation memory model (`memory { F = 1; I = -0.5; }`; the
+  /// schema's, pps/analysis/Memory.h counts by it); the chunk model unless
+  /// the file says otherwise.
+  schema::MemoryModel Memory;
+  /// The memory limit per rank, in the model's units (`memory limit N;`).
   std::optional<int64_t> MemoryLimit;
+  /// Where the schedule's construction read its cost or memory model
+  /// (cost_f(s), mem_f(), ...; NoLoc if it did not): its order was built
+  /// for those figures, so changing them afterwards means building it
+  /// again (the drivers give the front end their overrides for this).
+  /// Provenance, not part of the schedule: equivalent() ignores it.
+  LocId ReadsModelAt = NoLoc;
   FsdpConfig Fsdp;
   std::optional<SynthRequest> Synth;
   /// Where the pipeline was declared (diagnostics point here when an action

@@ -26,8 +26,9 @@ namespace pps::passes {
 
 /// Results that analysis passes leave for the driver and later passes.
 struct AnalysisResults {
-  /// Peak activation memory per rank (memory pass), empty if not run.
-  std::vector<int64_t> PeakMemory;
+  /// Peak activation memory per rank (memory pass) in the schedule's
+  /// memory model's units, empty if not run.
+  std::vector<double> PeakMemory;
   /// True once the deadlock pass has proved the schedule deadlock-free.
   bool DeadlockFree = false;
   /// The deadlock pass's result (the model it checked under, where ranks

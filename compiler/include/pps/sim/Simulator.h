@@ -107,9 +107,10 @@ struct RankStats {
   /// per-rank iteration time the zero-bubble papers report (0 with no
   /// computes).
   double Span = 0;
-  /// Peak activation memory (units of one stage's activations of one
-  /// microbatch), from the memory analysis (pps/analysis/Memory.h).
-  int64_t PeakMemory = 0;
+  /// Peak activation memory, from the memory analysis (pps/analysis/
+  /// Memory.h), in the schedule's memory model's units (by default one
+  /// stage's activations of one microbatch).
+  double PeakMemory = 0;
   /// Index of the action at which PeakMemory is first reached (-1 if 0).
   int64_t PeakMemoryAt = -1;
   uint64_t Computes = 0;
@@ -161,7 +162,9 @@ struct SimResult {
   std::vector<ChannelStats> Channels;
   uint64_t Messages = 0;
   double Bytes = 0;
-  int64_t PeakMemory = 0; // max over ranks
+  double PeakMemory = 0; // max over ranks
+  /// The memory model the peaks are counted in (the schedule's).
+  schema::MemoryModel Memory;
 
   /// Per rank, parallel to Schedule::Ranks[r].Actions (empty if
   /// SimOptions::KeepTimes is off).

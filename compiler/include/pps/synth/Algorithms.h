@@ -13,8 +13,9 @@
 //                     reorganisation without raising peak memory.
 //  * ZbGreedy.cpp     the published zero-bubble heuristic for loop placement
 //                     (sail-sg/zero-bubble-pipeline-parallelism
-//                     auto_schedule.py, initial_solution): the baseline the
-//                     tests compare against; not part of the portfolio.
+//                     auto_schedule.py, initial_solution; the stdlib's
+//                     zb_auto.pps in C++): in the portfolio, and the
+//                     baseline the tests compare against.
 //  * Templates.cpp    stdlib schedules (gpipe, 1F1B, ZB-H1, ZB-H2 at every
 //                     activation cap, interleaved 1F1B, looped BFS, ZB-V)
 //                     as orders: the portfolio's floor.
@@ -66,6 +67,12 @@ std::optional<Result> vPatternSearch(const Problem &P, unsigned Threads = 0);
 /// rank): best of its eight flag combinations. Empty when it cannot fit
 /// the memory limit (it raises "Cannot fit memory" there).
 std::optional<Result> zeroBubbleHeuristic(const Problem &P);
+
+/// The heuristic's order for one combination of its flags (the paper's
+/// allow_bubble_before_first_b, prioritize_b, no_bubble_greedy), or empty
+/// where it cannot fit the memory limit or P is not one stage per rank.
+std::optional<Order> zeroBubbleOrder(const Problem &P, bool AllowBubble,
+                                     bool PrioritizeB, bool NoBubbleGreedy);
 
 /// The compute orders of the stdlib schedules that apply to P's topology
 /// (loop, one stage per rank: gpipe, one_f_one_b, zb_h1, zb_h2 with each

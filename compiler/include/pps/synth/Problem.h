@@ -6,9 +6,11 @@
 // semantics of the simulator (a compute starts when its rank is free and
 // its producers have finished, plus the message latency when the producer
 // sits on another rank) and counts activation memory by the memory
-// analysis' rule (+1 at F(m,s), -1 at W(m,s) in a synthesis order, in
-// program order; one unit is one stage's activations of one microbatch,
-// i.e. one chunk with V placement).
+// analysis' rule in program order, under the problem's memory model (the
+// schema's; by default +1 at F(m,s), -1 at W(m,s), one unit being one
+// stage's activations of one microbatch, i.e. one chunk with V placement;
+// the zero-bubble papers' model frees half at I). Memory is counted in
+// whole ticks: the model's amounts and the limit times Problem::MemScale.
 //
 // The evaluator is allocation-light and linear in the number of jobs, so
 // the search loops can call it thousands of times.
@@ -36,20 +38,6 @@ inline ir::ActionKind actionKind(JobKind K) {
   return K == JobKind::F   ? ir::ActionKind::F
          : K == JobKind::I ? ir::ActionKind::I
                            : ir::ActionKind::W;
-}
-
-/// The change in live activations (chunk units) when a job runs: the
-/// memory analysis' rule (pps/analysis/Memory.h) for a valid order, where
-/// every (m, s) has its F, I and W once, in dependency order: F acquires,
-/// I frees nothing (its W follows), W frees the chunk.
-/// (The searches ask per job: the three answers of memoryDeltaRule, the
-/// rule worked out from the memory analysis, are read from a table.)
-int64_t memoryDeltaRule(JobKind K);
-inline int64_t memoryDelta(JobKind K) {
-  static const int64_t Table[3] = {memoryDeltaRule(JobKind::F),
-                                   memoryDeltaRule(JobKind::I),
-                                   memoryDeltaRule(JobKind::W)};
-  return Table[size_t(K)];
 }
 
 /// One compute: kind, microbatch, stage.
@@ -89,8 +77,17 @@ struct Problem {
   llvm::SmallVector<JobCost, 16> Cost;
   /// Time of one message between ranks (time units).
   double Latency = 0.0;
-  /// Peak activation memory per rank, in stage (chunk) units.
+  /// Peak activation memory per rank, in memory ticks (MemScale ticks per
+  /// unit of the memory model; with the chunk model, chunks).
   int64_t MemoryLimit = 0;
+  /// The memory model in whole ticks: what F(m, s), I(m, s) and W(m, s)
+  /// add to their rank's memory in a synthesis order (F > 0, I and W <= 0,
+  /// F + I + W = 0). The chunk model is {1, 0, -1}.
+  int64_t MemF = 1, MemI = 0, MemW = -1;
+  /// Ticks per unit of the memory model (the limit's unit).
+  int64_t MemScale = 1;
+  /// Why the memory model could not be set (validate() reports it).
+  std::string MemoryError;
   /// What "better" means (better(), the heuristics, the bounds).
   Objective Goal = Objective::Makespan;
 
@@ -99,8 +96,29 @@ struct Problem {
   static Problem make(int32_t Ranks, int32_t Microbatches, ir::Placement P,
                       JobCost C, int64_t MemoryLimit, double Latency = 0.0,
                       int32_t Stages = 0);
-  /// The problem a schedule's topology and cost model describe.
+  /// The problem a schedule's topology, cost model and memory model
+  /// describe; MemoryLimit in the memory model's units.
   static Problem fromSchedule(const ir::Schedule &S, int64_t MemoryLimit);
+
+  /// Counts memory by M with a limit of LimitUnits of its units: picks the
+  /// fewest ticks per unit (at most 1024) that make M's amounts whole, so
+  /// the searches count exactly. False (MemoryError set) if none does.
+  bool setMemory(const schema::MemoryModel &M, int64_t LimitUnits);
+  /// The memory model in its own units.
+  schema::MemoryModel memoryModel() const;
+  /// What a job adds to its rank's memory, in ticks: the memory analysis'
+  /// rule (pps/analysis/Memory.h) for a valid order, where every (m, s) has
+  /// its F, I and W once, in dependency order: F acquires, I frees its
+  /// part (W follows), W frees the rest.
+  int64_t memoryDelta(JobKind K) const {
+    return K == JobKind::F ? MemF : K == JobKind::I ? MemI : MemW;
+  }
+  /// What stays live between an (m, s)'s I and its W, in ticks.
+  int64_t memoryAfterInput() const { return MemF + MemI; }
+  /// Ticks in the memory model's units.
+  double memoryUnits(int64_t Ticks) const {
+    return double(Ticks) / double(MemScale);
+  }
 
   int32_t rankOf(int32_t Stage) const { return StageToRank[Stage]; }
   double cost(JobKind K, int32_t Stage) const {
@@ -154,7 +172,8 @@ struct Evaluation {
   llvm::SmallVector<double, 8> Bubble;
   /// Per rank: time not busy within [0, Makespan].
   llvm::SmallVector<double, 8> Idle;
-  /// Per rank peak memory (chunk units).
+  /// Per rank peak memory (ticks: Problem::memoryUnits gives the model's
+  /// units).
   llvm::SmallVector<int64_t, 8> PeakMemory;
   int64_t MaxPeakMemory = 0;
   /// max over ranks of Span (the zero-bubble papers' iteration time).
@@ -195,7 +214,8 @@ unsigned fillGaps(const Problem &P, Order &O);
 bool repairOrder(const Problem &P, Order &O, unsigned MaxMoves = ~0u);
 
 /// The compute-only IR schedule of an order (costs: I and W per stage, B =
-/// I + W; memory limit set; ranks hold the jobs in order, stages explicit).
+/// I + W; memory model and limit set; ranks hold the jobs in order, stages
+/// explicit).
 ir::Schedule toSchedule(const Problem &P, const Order &O,
                         const ir::Schedule *Base = nullptr);
 
