@@ -79,8 +79,7 @@ bool Session::commOptions(CommOverrides &Out) {
     llvm::StringRef Name = opts::CommModel.getValue();
     if (Name == "nccl") {
       Out.Model = ir::CommModel::Rendezvous;
-      Out.Preset =
-          ir::CommStream{ir::StreamScope::Rank, schema::NcclEagerThreshold};
+      Out.Preset = schema::NcclStream;
     } else {
       for (unsigned M = 0; M < schema::NumCommModels; ++M)
         if (Name == ir::commModelName(ir::CommModel(M)))
@@ -113,6 +112,8 @@ bool Session::commOptions(CommOverrides &Out) {
     else
       Out.Latency = opts::Latency;
   }
+  if (Ok)
+    LoadComm = Out;
   return Ok;
 }
 
