@@ -116,9 +116,9 @@ bool ThreadsTransport::test(int32_t Self, Request &R) {
 
 void ThreadsTransport::waitAny(int32_t Self, Request *const *Rs, size_t N,
                                const std::atomic<bool> &Interrupt) {
-  // Polls: the requests are on different channels. Spin, then yield, then
-  // after 10 ms sleep 50 us between looks (as the MPI transport does).
-  auto Since = std::chrono::steady_clock::now();
+  // Polls: the requests are on different channels. A few looks that yield
+  // the core, then 20 us sleeps: a rank's stream thread must not take the
+  // cores its own and the other ranks' kernels run on.
   for (uint64_t I = 0;; ++I) {
     for (size_t K = 0; K < N; ++K)
       if (complete(Self, *Rs[K]))
@@ -126,11 +126,10 @@ void ThreadsTransport::waitAny(int32_t Self, Request *const *Rs, size_t N,
     if (Interrupt.load(std::memory_order_acquire))
       return;
     RS.throwIfAborted();
-    if (I < 2000 || std::chrono::steady_clock::now() - Since <
-                        std::chrono::milliseconds(10))
+    if (I < 64)
       std::this_thread::yield();
     else
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
   }
 }
 
