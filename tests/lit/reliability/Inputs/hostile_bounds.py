@@ -286,6 +286,9 @@ def main():
         print("hostile_bounds: /usr/bin/time is missing (Debian package "
               "`time`)", file=sys.stderr)
         return 2
+    ppsc = os.path.abspath(args.ppsc)
+    source = os.path.abspath(args.source)
+    exe = os.path.abspath(args.exec_dir) if args.exec_dir else None
     work = args.work or tempfile.mkdtemp(prefix="pps-hostile-")
     os.makedirs(work, exist_ok=True)
     os.chdir(work)
@@ -298,13 +301,12 @@ def main():
     if os.path.lexists("link.pps"):
         os.remove("link.pps")
     os.symlink("in.pps", "link.pps")
-    exe = args.exec_dir
     if exe and not os.path.exists(os.path.join(exe, "exec_hung")):
         exe = None
     failed = 0
     print(f"{'case':<40} {'finding':>7} {'exit':>4} {'seconds':>7} "
           f"{'peak MiB':>8}  verdict")
-    for case in cases(os.path.abspath(args.ppsc), args.source, exe):
+    for case in cases(ppsc, source, exe):
         ok, elapsed, peak, code, why = run(case, args.seconds, args.rss_mb)
         failed += not ok
         print(f"{case.name:<40} {case.finding:>7} {str(code):>4} "
