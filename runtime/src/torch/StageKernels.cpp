@@ -180,7 +180,10 @@ StageKernels::StageKernels(const ScheduleDesc &Sched, Config Cfg)
   MemoryTracker::install();
 }
 
-StageKernels::~StageKernels() = default;
+// The stages' tensors (weights, gradients, optimizer state) are charged to
+// their rank's pool as other bytes, and freeing one updates that pool: free
+// them while the pools exist (members die in reverse order, Ranks first).
+StageKernels::~StageKernels() { Stages.clear(); }
 
 StageKernels::StageSlot &StageKernels::slot(int32_t Stage) {
   return *Stages[size_t(Stage)];
