@@ -33,29 +33,146 @@ namespace {
 /// (Start[C], 0, Seq[C], j) when P started strictly earlier (so the send
 /// precedes whatever the producer's rank starts at the same moment as C),
 /// else (Start[C], 1, Seq[C], j), just below C. Either way
-/// key(P) < key(pair) < key(C), and keys are all distinct.
+/// key(P) < key(pair) < key(C), and keys are all distinct. The last three
+/// parts are packed in Order; a pair event names the comm it stands for
+/// by the compute it serves (its rank-local index), the peer and the
+/// direction.
 struct Event {
   double Time;
-  uint32_t Phase, Seq, Sub;
-  Action A;
+  uint64_t Order;
+  uint32_t Index;
+  int32_t Peer;
+  bool Recv;
 
-  static Event unit(const Timeline &TL, uint32_t U) {
-    return {TL.Start[U], 1, TL.Seq[U], 2, Action()};
-  }
-  static Event pair(const Timeline &TL, uint32_t P, uint32_t C, uint32_t J,
-                    Action A) {
-    return {TL.Start[C], TL.Start[P] < TL.Start[C] ? 0u : 1u, TL.Seq[C], J, A};
+  static uint64_t order(uint32_t Phase, uint32_t Seq, uint32_t Sub) {
+    return uint64_t(Phase) << 34 | uint64_t(Seq) << 2 | Sub;
   }
   bool before(const Event &O) const {
-    if (Time != O.Time)
-      return Time < O.Time;
-    if (Phase != O.Phase)
-      return Phase < O.Phase;
-    if (Seq != O.Seq)
-      return Seq < O.Seq;
-    return Sub < O.Sub;
+    return Time < O.Time || (Time == O.Time && Order < O.Order);
+  }
+  /// The send or receive the event stands for.
+  Action comm(const Topology &T, const std::vector<Action> &Acts) const {
+    const Action &X = Acts[Index];
+    ActionKind K =
+        Recv ? analysis::inputRecvKind(T, X) : analysis::outputSendKind(T, X);
+    return Action::comm(K, X.Microbatch, X.Stage, Peer, X.Loc);
   }
 };
+
+/// 2 if A[I] (a compute) begins an overlap pair, else 1.
+unsigned unitLen(const Action *A, size_t N, size_t I) {
+  return A[I].overlapsNext() && I + 1 < N && isCompute(A[I + 1].Kind) ? 2 : 1;
+}
+
+/// Writes one rank's new program: its actions with the pair events merged
+/// in by key. Everything the loops read is copied into locals first (the
+/// stores of actions, which hold bytes, could otherwise alias any array
+/// and force reloads).
+class RankMerge {
+public:
+  RankMerge(const Topology &T, const UnitIndex &U, const Timeline &TL)
+      : T(T), Start(TL.Start.data()), Seq(TL.Seq.data()),
+        CrossProd(TL.CrossProd.data()), CrossCons(TL.CrossCons.data()),
+        UnitRank(U.UnitRank.data()) {}
+
+  /// Merges rank R's Acts (its first unit is FirstUnit) into Out, which
+  /// has room for every action and event; returns the events inserted.
+  uint64_t run(const std::vector<Action> &Acts, uint32_t FirstUnit,
+               Action *Out);
+
+private:
+  void push(const Event &E) {
+    if (Tail == Cap)
+      grow();
+    size_t K = Tail++;
+    for (; K > Head && E.before(Q[K - 1]); --K)
+      Q[K] = Q[K - 1];
+    Q[K] = E;
+  }
+  void grow() {
+    Buf.resize(std::max<size_t>(64, Buf.size() * 2));
+    Q = Buf.data();
+    Cap = Buf.size();
+  }
+  Event pair(uint32_t P, uint32_t C, uint32_t J, uint32_t Index, int32_t Peer,
+             bool Recv) const {
+    return {Start[C], Event::order(Start[P] < Start[C] ? 0 : 1, Seq[C], J),
+            Index, Peer, Recv};
+  }
+
+  const Topology &T;
+  const double *Start;
+  const uint32_t *Seq, *CrossProd, *CrossCons;
+  const int32_t *UnitRank;
+  std::vector<Event> Buf; // the pending events, Q[Head..Tail) in key order
+  Event *Q = nullptr;
+  size_t Head = 0, Tail = 0, Cap = 0;
+};
+
+uint64_t RankMerge::run(const std::vector<Action> &Acts, uint32_t FirstUnit,
+                        Action *Out) {
+  const Action *A = Acts.data();
+  size_t N = Acts.size(), W = 0;
+  Head = Tail = 0;
+  uint64_t Inserted = 0;
+  // Receives are queued a little ahead: those of every upcoming unit that
+  // starts at the same time as the next one (zero-cost units tie).
+  size_t LookI = 0;
+  uint32_t LookUnit = FirstUnit;
+  auto QueueRecvs = [&](double UpTo) {
+    while (LookI < N) {
+      if (!isCompute(A[LookI].Kind)) {
+        ++LookI;
+        continue;
+      }
+      if (Start[LookUnit] > UpTo)
+        return;
+      unsigned Len = unitLen(A, N, LookI);
+      for (unsigned J = 0; J < Len; ++J) {
+        uint32_t P = CrossProd[size_t(LookUnit) * 2 + J];
+        if (P == None)
+          continue;
+        push(pair(P, LookUnit, J, uint32_t(LookI + J), UnitRank[P],
+                  /*Recv=*/true));
+        ++Inserted;
+      }
+      LookI += Len;
+      ++LookUnit;
+    }
+  };
+  uint32_t Unit = FirstUnit;
+  for (size_t I = 0; I < N;) {
+    if (!isCompute(A[I].Kind)) {
+      Out[W++] = A[I++];
+      continue;
+    }
+    unsigned Len = unitLen(A, N, I);
+    // Every pair event ordered before this unit goes here.
+    double Time = Start[Unit];
+    QueueRecvs(Time);
+    Event Here{Time, Event::order(1, Seq[Unit], 2), 0, 0, false};
+    while (Head < Tail && Q[Head].before(Here))
+      Out[W++] = Q[Head++].comm(T, Acts);
+    if (Head == Tail)
+      Head = Tail = 0;
+    for (unsigned J = 0; J < Len; ++J)
+      Out[W++] = A[I + J];
+    // Sends wait, ordered by their pair's key, for their slot.
+    for (unsigned J = 0; J < Len; ++J) {
+      uint32_t E = CrossCons[size_t(Unit) * 2 + J];
+      if (E == None)
+        continue;
+      push(pair(Unit, E >> 1, E & 1, uint32_t(I + J), UnitRank[E >> 1],
+                /*Recv=*/false));
+      ++Inserted;
+    }
+    I += Len;
+    ++Unit;
+  }
+  while (Head < Tail)
+    Out[W++] = Q[Head++].comm(T, Acts);
+  return Inserted;
+}
 
 class InsertCommsPass : public Pass {
 public:
@@ -64,18 +181,13 @@ public:
     return "insert send/recv pairs so the schedule cannot deadlock";
   }
   void run(Schedule &S, PassContext &Ctx) override;
+  /// Adds only sends and receives.
+  bool preservesComputeOrder() const override { return true; }
 
 private:
   void reportCycle(const Schedule &S, const UnitIndex &U, const Timeline &TL,
                    DiagnosticEngine &Diags);
 };
-
-unsigned unitLen(const std::vector<Action> &Acts, size_t I) {
-  return Acts[I].overlapsNext() && I + 1 < Acts.size() &&
-                 isCompute(Acts[I + 1].Kind)
-             ? 2
-             : 1;
-}
 
 /// Index of the action that starts unit Unit (rank-local unit number).
 size_t actionOfUnit(const Schedule &S, int32_t Rank, uint32_t LocalUnit) {
@@ -193,89 +305,16 @@ void InsertCommsPass::run(Schedule &S, PassContext &Ctx) {
       Extra[R] += (TL.CrossProd[K] != None) + (TL.CrossCons[K] != None);
 
   uint64_t Inserted = 0;
-  llvm::SmallVector<Event, 16> Pending;
-  std::vector<Action> New;
+  RankMerge Merge(T, U, TL);
   for (size_t R = 0; R < NumRanks; ++R) {
     auto &Acts = S.Ranks[R].Actions;
-    New.clear();
-    New.reserve(Acts.size() + Extra[R]);
-    Pending.clear();
-    size_t Head = 0;
-    auto Push = [&](const Event &E) {
-      Pending.push_back(E);
-      for (size_t K = Pending.size() - 1; K > Head && E.before(Pending[K - 1]);
-           --K)
-        std::swap(Pending[K], Pending[K - 1]);
-      ++Inserted;
-    };
-    // Receives are queued a little ahead: those of every upcoming unit that
-    // starts at the same time as the next one (zero-cost units tie).
-    size_t LookI = 0;
-    uint32_t LookUnit = U.RankBase[R];
-    auto QueueRecvs = [&](double UpTo) {
-      while (LookI < Acts.size()) {
-        if (!isCompute(Acts[LookI].Kind)) {
-          ++LookI;
-          continue;
-        }
-        if (TL.Start[LookUnit] > UpTo)
-          return;
-        unsigned Len = unitLen(Acts, LookI);
-        for (unsigned J = 0; J < Len; ++J) {
-          uint32_t P = TL.CrossProd[size_t(LookUnit) * 2 + J];
-          if (P == None)
-            continue;
-          const Action &X = Acts[LookI + J];
-          Push(Event::pair(TL, P, LookUnit, J,
-                           Action::comm(analysis::inputRecvKind(S.Topo, X),
-                                        X.Microbatch, X.Stage, U.UnitRank[P],
-                                        X.Loc)));
-        }
-        LookI += Len;
-        ++LookUnit;
-      }
-    };
-    uint32_t Unit = U.RankBase[R];
-    for (size_t I = 0; I < Acts.size();) {
-      const Action &A = Acts[I];
-      if (!isCompute(A.Kind)) {
-        New.push_back(A);
-        ++I;
-        continue;
-      }
-      unsigned Len = unitLen(Acts, I);
-      // Every pair event ordered before this unit goes here.
-      QueueRecvs(TL.Start[Unit]);
-      Event Here = Event::unit(TL, Unit);
-      while (Head < Pending.size() && Pending[Head].before(Here))
-        New.push_back(Pending[Head++].A);
-      if (Head == Pending.size()) {
-        Pending.clear();
-        Head = 0;
-      }
-      for (unsigned J = 0; J < Len; ++J)
-        New.push_back(Acts[I + J]);
-      // Sends wait, ordered by their pair's key, for their slot.
-      for (unsigned J = 0; J < Len; ++J) {
-        uint32_t E = TL.CrossCons[size_t(Unit) * 2 + J];
-        if (E == None)
-          continue;
-        uint32_t C = E >> 1;
-        const Action &X = Acts[I + J];
-        Push(Event::pair(TL, Unit, C, E & 1,
-                         Action::comm(analysis::outputSendKind(S.Topo, X),
-                                      X.Microbatch, X.Stage, U.UnitRank[C],
-                                      X.Loc)));
-      }
-      I += Len;
-      ++Unit;
-    }
-    for (; Head < Pending.size(); ++Head)
-      New.push_back(Pending[Head].A);
+    std::vector<Action> New(Acts.size() + Extra[R]);
+    Inserted += Merge.run(Acts, U.RankBase[R], New.data());
     Acts = std::move(New);
-    New = std::vector<Action>();
   }
   Ctx.Results.CommsInserted += Inserted;
+  // The compute order is as timed: align-bubbles need not time it again.
+  Ctx.Results.ComputeMakespan = TL.Makespan;
 }
 
 std::unique_ptr<Pass> createInsertCommsPass() {
