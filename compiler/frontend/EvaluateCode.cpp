@@ -296,13 +296,41 @@ void CodeCompiler::fuse() {
   NewIndex[Ops.size()] = int32_t(Out.size());
   Ops = std::move(Out);
   forEachTarget([&](int32_t &T) { T = NewIndex[size_t(T)]; });
+  threadJumps();
+}
+
+void CodeCompiler::threadJumps() {
+  std::vector<Op> &Ops = Code.Ops;
+  for (Op &J : Ops) {
+    if (J.Code != OpCode::Jump)
+      continue;
+    // Through jumps that charge nothing (at most as many as there are ops,
+    // so a loop of jumps cannot hold the compiler).
+    int32_t T = J.A;
+    for (size_t K = 0; K < Ops.size() && Ops[size_t(T)].Code == OpCode::Jump &&
+                       Ops[size_t(T)].Charge == 0;
+         ++K)
+      T = Ops[size_t(T)].A;
+    J.A = T;
+    // A jump to an op that charges nothing and only moves on (a loop's
+    // step, the end of the body) becomes that op, with the jump's charges.
+    const Op &To = Ops[size_t(T)];
+    if (To.Charge == 0 &&
+        (To.Code == OpCode::ForNext || To.Code == OpCode::End)) {
+      uint16_t Charge = J.Charge;
+      uint32_t ChargeAt = J.ChargeAt;
+      J = To;
+      J.Charge = Charge;
+      J.ChargeAt = ChargeAt;
+    }
+  }
 }
 
 void CodeCompiler::layout() {
   Code.ConstBase = Locals + MaxTemps;
   Code.BuiltinBase = Code.ConstBase + int32_t(Code.Consts.size());
   Code.FrameSize =
-      Code.BuiltinBase + (Code.UsesBuiltins ? int32_t(Builtin::D) + 1 : 0);
+      Code.BuiltinBase + (Code.BuiltinsUsed ? int32_t(Builtin::D) + 1 : 0);
   auto Fix = [&](int32_t &R) { R = resolve(R); };
   for (Op &O : Code.Ops) {
     switch (O.Code) {

@@ -139,8 +139,9 @@ struct FnCode {
   /// Constants, copied to registers ConstBase.. at each call.
   std::vector<Value> Consts;
   /// Compiled with the sizes as registers: P, S, M, V and D (by Builtin)
-  /// from BuiltinBase, filled at each call.
-  bool UsesBuiltins = false;
+  /// from BuiltinBase; bit b set if builtin b is read, and then filled at
+  /// each call.
+  uint8_t BuiltinsUsed = 0;
   int32_t BuiltinBase = 0;
   /// Each CallInvoke's callee code, found on its first run.
   mutable std::vector<FnCode *> Callees;
