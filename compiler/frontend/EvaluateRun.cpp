@@ -634,7 +634,7 @@ Flow Evaluator::run(const FnCode &FC) {
         PPS_ABORT();
       }
       R[O.A] = {CurRank, VT::Int};
-      CurRank = int32_t(V.I);
+      enterRank(int32_t(V.I));
       break;
     }
     case OpCode::RankExit:
