@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "pps/driver/Command.h"
 
+#include "pps/driver/Heap.h"
 #include "pps/driver/Pipeline.h"
 #include "pps/support/Suggest.h"
 
@@ -18,9 +19,6 @@
 #include <fmt/format.h>
 
 #include <cstdio>
-#include <cstdlib>
-#include <malloc.h>
-#include <sys/mman.h>
 #include <unistd.h>
 #include <vector>
 
@@ -164,38 +162,6 @@ static int finishStandardStreams(int Code) {
 }
 
 } // namespace pps::driver
-
-/// A batch run (every subcommand but the language server) builds a
-/// schedule of up to tens of megabytes, hands it from pass to pass and
-/// exits. Page faults were a fifth of `ppsc lint`'s time on a 782k-action
-/// schedule (10k faults, one per 4 KiB touched), so the heap is set up for
-/// one big short-lived working set: one arena (the front end runs on its
-/// own thread), large blocks from the heap rather than fresh mappings, no
-/// trimming between passes, and the heap reserved in one 256 MiB step
-/// that asks for transparent huge pages (2 MiB: one fault where there were
-/// 512; Linux's default THP mode honours the request). Address space is
-/// reserved, not memory: pages are only touched as they are used.
-static void tuneHeapForBatchRun() {
-  constexpr size_t Step = size_t(256) << 20;
-  mallopt(M_ARENA_MAX, 1);
-  mallopt(M_MMAP_THRESHOLD, 32 << 20); // glibc's largest
-  mallopt(M_TRIM_THRESHOLD, INT32_MAX);
-  mallopt(M_TOP_PAD, int(Step));
-  // Grow the heap now (a block larger than its free top), reserving Step
-  // at once; huge pages for it.
-  // (Through a volatile, so the compiler keeps the malloc and free.)
-  static void *volatile Probe;
-  char *Before = static_cast<char *>(sbrk(0));
-  Probe = std::malloc(size_t(1) << 20);
-  char *After = static_cast<char *>(sbrk(0));
-  std::free(Probe);
-  mallopt(M_TOP_PAD, 64 << 20);
-  constexpr uintptr_t Huge = uintptr_t(2) << 20;
-  uintptr_t Lo = (reinterpret_cast<uintptr_t>(Before) + Huge - 1) & ~(Huge - 1);
-  uintptr_t Hi = reinterpret_cast<uintptr_t>(After) & ~(Huge - 1);
-  if (After != reinterpret_cast<char *>(-1) && Hi > Lo)
-    madvise(reinterpret_cast<void *>(Lo), Hi - Lo, MADV_HUGEPAGE);
-}
 
 int main(int argc, char **argv) {
   using namespace pps::driver;
