@@ -161,6 +161,9 @@ private:
   /// becomes one op: the test of a comparison's result cannot fail, and
   /// nothing observable happens between the two.
   void fuse();
+  /// True if O (an Add, AddI, Sub or SubI) computes the index the Index N
+  /// right after it reads, and only that: the two become an IndexSum.
+  static bool fusesWithIndex(const Op &O, const Op &N);
   /// A jump to a jump goes to the last one's target; a jump to a loop's
   /// step or to the end of the body becomes a copy of that op.
   void threadJumps();

@@ -300,6 +300,37 @@ Flow Evaluator::run(const FnCode &FC) {
       R[O.A] = {Arr[size_t(I.I)], VT::Int};
       break;
     }
+    case OpCode::IndexSum: {
+      auto &X = *static_cast<IndexExpr *>(const_cast<void *>(O.Node));
+      Value L = R[O.C], Rv = R[O.D];
+      int64_t I;
+      bool Typed = O.Sub == SumAddI || O.Sub == SumSubI ||
+                   (L.T == VT::Int && Rv.T == VT::Int);
+      bool Fits = O.Sub == SumAdd || O.Sub == SumAddI
+                      ? !__builtin_add_overflow(L.I, Rv.I, &I)
+                      : !__builtin_sub_overflow(L.I, Rv.I, &I);
+      if (LLVM_UNLIKELY(!Typed || !Fits)) {
+        PPS_SYNC();
+        binaryError(static_cast<BinaryExpr &>(*X.Index), L, Rv);
+        return Flow::Abort;
+      }
+      Value A = R[O.B];
+      if (LLVM_UNLIKELY(A.T != VT::Array)) {
+        fail(DiagKind::TypeMismatch, X.Base->Loc,
+             fmt::format("'{}' is {}, not an array", X.Base->Name,
+                         typeName(A.T)));
+        PPS_ABORT();
+      }
+      auto &Arr = Arrays[size_t(A.I)];
+      if (LLVM_UNLIKELY(I < 0 || I >= int64_t(Arr.size()))) {
+        fail(DiagKind::OutOfRange, X.Index->Loc,
+             fmt::format("index {} is outside '{}' of length {}", I,
+                         X.Base->Name, Arr.size()));
+        PPS_ABORT();
+      }
+      R[O.A] = {Arr[size_t(I)], VT::Int};
+      break;
+    }
     case OpCode::CheckInt: {
       Value V = R[O.A];
       if (LLVM_UNLIKELY(V.T != VT::Int)) {
