@@ -75,10 +75,11 @@ public:
         CrossProd(TL.CrossProd.data()), CrossCons(TL.CrossCons.data()),
         UnitRank(U.UnitRank.data()) {}
 
-  /// Merges rank R's Acts (its first unit is FirstUnit) into Out, which
-  /// has room for every action and event; returns the events inserted.
+  /// Merges rank R's Acts (its first unit is FirstUnit) into Out (which
+  /// has room reserved for every action and event); returns the events
+  /// inserted.
   uint64_t run(const std::vector<Action> &Acts, uint32_t FirstUnit,
-               Action *Out);
+               std::vector<Action> &Out);
 
 private:
   void push(const Event &E) {
@@ -110,9 +111,9 @@ private:
 };
 
 uint64_t RankMerge::run(const std::vector<Action> &Acts, uint32_t FirstUnit,
-                        Action *Out) {
+                        std::vector<Action> &Out) {
   const Action *A = Acts.data();
-  size_t N = Acts.size(), W = 0;
+  size_t N = Acts.size();
   Head = Tail = 0;
   uint64_t Inserted = 0;
   // Receives are queued a little ahead: those of every upcoming unit that
@@ -143,7 +144,7 @@ uint64_t RankMerge::run(const std::vector<Action> &Acts, uint32_t FirstUnit,
   uint32_t Unit = FirstUnit;
   for (size_t I = 0; I < N;) {
     if (!isCompute(A[I].Kind)) {
-      Out[W++] = A[I++];
+      Out.push_back(A[I++]);
       continue;
     }
     unsigned Len = unitLen(A, N, I);
@@ -152,11 +153,11 @@ uint64_t RankMerge::run(const std::vector<Action> &Acts, uint32_t FirstUnit,
     QueueRecvs(Time);
     Event Here{Time, Event::order(1, Seq[Unit], 2), 0, 0, false};
     while (Head < Tail && Q[Head].before(Here))
-      Out[W++] = Q[Head++].comm(T, Acts);
+      Out.push_back(Q[Head++].comm(T, Acts));
     if (Head == Tail)
       Head = Tail = 0;
     for (unsigned J = 0; J < Len; ++J)
-      Out[W++] = A[I + J];
+      Out.push_back(A[I + J]);
     // Sends wait, ordered by their pair's key, for their slot.
     for (unsigned J = 0; J < Len; ++J) {
       uint32_t E = CrossCons[size_t(Unit) * 2 + J];
@@ -170,7 +171,7 @@ uint64_t RankMerge::run(const std::vector<Action> &Acts, uint32_t FirstUnit,
     ++Unit;
   }
   while (Head < Tail)
-    Out[W++] = Q[Head++].comm(T, Acts);
+    Out.push_back(Q[Head++].comm(T, Acts));
   return Inserted;
 }
 
@@ -299,17 +300,23 @@ void InsertCommsPass::run(Schedule &S, PassContext &Ctx) {
   // allocated once.
   size_t NumRanks = S.Ranks.size();
   std::vector<uint32_t> Extra(NumRanks, 0);
-  for (size_t R = 0; R < NumRanks; ++R)
-    for (size_t K = size_t(U.RankBase[R]) * 2;
-         K < size_t(U.RankBase[R + 1]) * 2; ++K)
-      Extra[R] += (TL.CrossProd[K] != None) + (TL.CrossCons[K] != None);
+  for (size_t R = 0; R < NumRanks; ++R) {
+    const uint32_t *Prod = TL.CrossProd.data(), *Cons = TL.CrossCons.data();
+    uint32_t N = 0;
+    for (size_t K = size_t(U.RankBase[R]) * 2,
+                E = size_t(U.RankBase[R + 1]) * 2;
+         K < E; ++K)
+      N += (Prod[K] != None) + (Cons[K] != None);
+    Extra[R] = N;
+  }
 
   uint64_t Inserted = 0;
   RankMerge Merge(T, U, TL);
   for (size_t R = 0; R < NumRanks; ++R) {
     auto &Acts = S.Ranks[R].Actions;
-    std::vector<Action> New(Acts.size() + Extra[R]);
-    Inserted += Merge.run(Acts, U.RankBase[R], New.data());
+    std::vector<Action> New;
+    New.reserve(Acts.size() + Extra[R]);
+    Inserted += Merge.run(Acts, U.RankBase[R], New);
     Acts = std::move(New);
   }
   Ctx.Results.CommsInserted += Inserted;
