@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 
 namespace pps::analysis {
 
@@ -115,17 +116,21 @@ void Matcher::run() {
   M.Partner.assign(N, NoAction);
   M.Peer.assign(N, PeerProblem::None);
   Placed = int32_t(S.Topo.StageToRank.size()) == S.Topo.Stages;
+  uint32_t *Partner = M.Partner.data();
+  PeerProblem *Peer = M.Peer.data();
   // Pass 1: peers, and every channel's sends in the sender's program order.
   for (int32_t R = 0; R < NumRanks; ++R) {
-    const auto &Acts = S.Ranks[R].Actions;
+    const Action *Acts = S.Ranks[R].Actions.data();
+    size_t Size = S.Ranks[R].Actions.size();
+    uint32_t Base = M.Ids.Base[size_t(R)];
     Cache C;
-    for (size_t I = 0; I < Acts.size(); ++I) {
+    for (size_t I = 0; I < Size; ++I) {
       const Action &A = Acts[I];
       if (!ir::isComm(A.Kind))
         continue;
-      uint32_t G = M.Ids.gid(R, I);
+      uint32_t G = Base + uint32_t(I);
       PeerProblem P = checkPeer(R, A);
-      M.Peer[G] = P;
+      Peer[G] = P;
       if (P == PeerProblem::NoSuchRank)
         continue;
       if (ir::isSend(A.Kind))
@@ -136,26 +141,29 @@ void Matcher::run() {
   // must carry the same message. (A receive may open a channel no send
   // uses.)
   for (int32_t R = 0; R < NumRanks; ++R) {
-    const auto &Acts = S.Ranks[R].Actions;
+    const Action *Acts = S.Ranks[R].Actions.data();
+    size_t Size = S.Ranks[R].Actions.size();
+    uint32_t Base = M.Ids.Base[size_t(R)];
     Cache C;
-    for (size_t I = 0; I < Acts.size(); ++I) {
+    for (size_t I = 0; I < Size; ++I) {
       const Action &A = Acts[I];
       if (!ir::isRecv(A.Kind))
         continue;
-      uint32_t G = M.Ids.gid(R, I);
-      if (M.Peer[G] == PeerProblem::NoSuchRank)
+      uint32_t G = Base + uint32_t(I);
+      if (Peer[G] == PeerProblem::NoSuchRank)
         continue;
       uint32_t Ch = C.get(*this, A.Peer, R, A.Peer);
       ChannelMatch &CM = M.Channels[Ch];
+      const std::vector<uint32_t> &Sends = ChanSends[Ch];
       uint32_t Ord = CM.Recvs++;
-      if (Ord >= ChanSends[Ch].size()) {
-        if (M.Peer[G] == PeerProblem::None && CM.LooseCount++ == 0)
+      if (Ord >= Sends.size()) {
+        if (Peer[G] == PeerProblem::None && CM.LooseCount++ == 0)
           CM.FirstLoose = G;
         continue;
       }
-      uint32_t Sd = ChanSends[Ch][Ord];
-      M.Partner[G] = Sd;
-      M.Partner[Sd] = G;
+      uint32_t Sd = Sends[Ord];
+      Partner[G] = Sd;
+      Partner[Sd] = G;
       const Action &SA = S.Ranks[A.Peer].Actions[M.Ids.indexOn(A.Peer, Sd)];
       if (!schema::commsMatch(SA.Kind, SA.Microbatch, SA.Stage, A.Kind,
                               A.Microbatch, A.Stage) &&
@@ -171,10 +179,29 @@ void Matcher::run() {
     CM.Sends = uint32_t(ChanSends[Ch].size());
     for (size_t K = CM.Recvs; K < ChanSends[Ch].size(); ++K) {
       uint32_t G = ChanSends[Ch][K];
-      if (M.Peer[G] == PeerProblem::None && CM.LooseCount++ == 0)
+      if (Peer[G] == PeerProblem::None && CM.LooseCount++ == 0)
         CM.FirstLoose = G;
     }
   }
+}
+
+/// The first action from G on with a peer problem, or the number of
+/// actions (the scan reads eight entries at a time: they are almost always
+/// all None).
+uint32_t nextPeerProblem(const Matching &M, uint32_t G) {
+  static_assert(sizeof(PeerProblem) == 1 && uint8_t(PeerProblem::None) == 0,
+                "the scan reads PeerProblem as bytes, None as 0");
+  const auto *P = reinterpret_cast<const uint8_t *>(M.Peer.data());
+  uint32_t N = uint32_t(M.Peer.size());
+  for (; G + 8 <= N; G += 8) {
+    uint64_t Word;
+    std::memcpy(&Word, P + G, 8);
+    if (Word)
+      break;
+  }
+  while (G < N && !P[G])
+    ++G;
+  return G;
 }
 
 /// "1 receive", "2 receives".
@@ -232,10 +259,9 @@ Matching matchComms(const ir::Schedule &S) {
 
 void reportMatching(const ir::Schedule &S, const Matching &M,
                     DiagnosticEngine &D) {
-  for (int32_t R = 0; R < int32_t(S.Ranks.size()); ++R)
-    for (size_t I = 0; I < S.Ranks[R].Actions.size(); ++I)
-      if (M.Peer[M.Ids.gid(R, I)] != PeerProblem::None)
-        reportPeer(S, R, I, M.Peer[M.Ids.gid(R, I)], D);
+  for (uint32_t G = nextPeerProblem(M, 0); G < M.Peer.size();
+       G = nextPeerProblem(M, G + 1))
+    reportPeer(S, M.Ids.rankOf(G), M.Ids.indexOf(G), M.Peer[G], D);
   auto Desc = [&](uint32_t G) {
     return describe(S, M.Ids.rankOf(G), M.Ids.indexOf(G));
   };

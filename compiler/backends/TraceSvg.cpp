@@ -8,7 +8,8 @@
 // For a deadlocked run, each rank's lane ends in a hatched mark where it
 // blocks, labelled with the action and whom it waits for. Sized so that 8
 // ranks x 32 microbatches stays readable (about 1400 px of plot width, at
-// least 2 px per time unit). The interactive page is TraceHtml.cpp.
+// least 2 px per time unit up to 100,000 px). The interactive page is
+// TraceHtml.cpp.
 //
 //===----------------------------------------------------------------------===//
 #include "TraceCommon.h"
@@ -43,9 +44,15 @@ Layout layoutFor(const ir::Schedule &S, const sim::SimResult &R, double End) {
   L.Ranks = int32_t(S.Ranks.size());
   L.T = End > 0 ? End : (R.Makespan > 0 ? R.Makespan : 1);
   // About 1400 px of plot, but 14 px per unit (room for two digits in a
-  // unit-long box) while that stays under 4000 px.
+  // unit-long box) while that stays under 4000 px, and at least 2 px per
+  // unit while the plot stays under MaxPlot px. The cap keeps the picture
+  // (and its tick marks, one per 60 px) bounded by the actions drawn, not
+  // by the makespan: a 241-byte file whose latency makes the makespan 1e10
+  // units wrote tens of gigabytes of grid lines.
+  constexpr double MaxPlot = 100000;
   L.Pu = std::clamp(std::max(1400.0 / L.T, std::min(14.0, 4000.0 / L.T)), 2.0,
                     48.0);
+  L.Pu = std::min(L.Pu, MaxPlot / L.T);
   L.Width = L.Left + L.T * L.Pu + 24;
   L.Height = L.Top + L.Ranks * L.LaneH + 64;
   return L;

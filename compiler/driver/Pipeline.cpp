@@ -1,6 +1,8 @@
 //===- Pipeline.cpp - the compiler's pass pipeline, in order --------------===//
 #include "pps/driver/Pipeline.h"
 
+#include "pps/driver/Heap.h"
+
 #include "pps/backends/PpsPrinter.h"
 #include "pps/pipeline/PassPipeline.h"
 #include "pps/support/Figures.h"
@@ -197,6 +199,7 @@ bool runPipeline(Session &Sess, ir::Schedule &S, PipelineGoal Goal,
 
   passes::PassContext Ctx{Sess.Diags, {}};
   Ctx.MaxActions = opts::MaxActions;
+  adviseHugePagesForPasses();
   bool Ok = PM.run(S, Ctx);
   Results = std::move(Ctx.Results);
   return Ok;

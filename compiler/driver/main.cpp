@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "pps/driver/Command.h"
 
+#include "pps/driver/Heap.h"
 #include "pps/driver/Pipeline.h"
 #include "pps/support/Suggest.h"
 
@@ -164,6 +165,8 @@ static int finishStandardStreams(int Code) {
 
 int main(int argc, char **argv) {
   using namespace pps::driver;
+  if (!(argc > 1 && llvm::StringRef(argv[1]) == "lsp"))
+    tuneHeapForBatchRun();
   llvm::InitLLVM X(argc, argv);
   llvm::cl::SetVersionPrinter(printVersion);
   llvm::cl::HideUnrelatedOptions(opts::Category);

@@ -291,18 +291,97 @@ void CodeCompiler::fuse() {
       ++I;
       continue;
     }
+    if (I + 1 < Ops.size() && !Target[I + 1] && fusesWithIndex(O, Ops[I + 1])) {
+      const Op &N = Ops[I + 1];
+      Op F = N; // the Index's registers, node and (no) charges
+      F.Code = OpCode::IndexSum;
+      F.Sub = O.Code == OpCode::Add    ? SumAdd
+              : O.Code == OpCode::AddI ? SumAddI
+              : O.Code == OpCode::Sub  ? SumSub
+                                       : SumSubI;
+      F.C = O.B;
+      F.D = O.C;
+      F.Charge = O.Charge;
+      F.ChargeAt = O.ChargeAt;
+      Out.push_back(F);
+      NewIndex[I + 1] = int32_t(Out.size() - 1);
+      ++I;
+      continue;
+    }
     Out.push_back(O);
   }
   NewIndex[Ops.size()] = int32_t(Out.size());
   Ops = std::move(Out);
   forEachTarget([&](int32_t &T) { T = NewIndex[size_t(T)]; });
+  threadJumps();
+}
+
+bool CodeCompiler::fusesWithIndex(const Op &O, const Op &N) {
+  if (O.Code != OpCode::Add && O.Code != OpCode::AddI &&
+      O.Code != OpCode::Sub && O.Code != OpCode::SubI)
+    return false;
+  // The Index reads the sum from a temporary, nothing else does (an
+  // expression's temporary is read by its parent only), and it charges
+  // nothing of its own between the two.
+  if (N.Code != OpCode::Index || N.Charge != 0 || N.C != O.A ||
+      (O.A & TagMask) != TempTag)
+    return false;
+  const auto *X = static_cast<const IndexExpr *>(N.Node);
+  return X->Index.get() == O.Node;
+}
+
+void CodeCompiler::threadJumps() {
+  std::vector<Op> &Ops = Code.Ops;
+  for (Op &J : Ops) {
+    if (J.Code != OpCode::Jump)
+      continue;
+    // Through jumps that charge nothing (at most as many as there are ops,
+    // so a loop of jumps cannot hold the compiler).
+    int32_t T = J.A;
+    for (size_t K = 0; K < Ops.size() && Ops[size_t(T)].Code == OpCode::Jump &&
+                       Ops[size_t(T)].Charge == 0;
+         ++K)
+      T = Ops[size_t(T)].A;
+    J.A = T;
+    // A jump to an op that charges nothing and only moves on (a loop's
+    // step, the end of the body) becomes that op, with the jump's charges.
+    const Op &To = Ops[size_t(T)];
+    if (To.Charge == 0 &&
+        (To.Code == OpCode::ForNext || To.Code == OpCode::End)) {
+      uint16_t Charge = J.Charge;
+      uint32_t ChargeAt = J.ChargeAt;
+      J = To;
+      J.Charge = Charge;
+      J.ChargeAt = ChargeAt;
+      continue;
+    }
+    // A while loop's jump back to its test, a comparison that leaves the
+    // loop when false (to the op right after this jump), becomes the test
+    // itself, entering the body again when true: it charges the jump's
+    // steps, then the test's.
+    size_t Here = size_t(&J - Ops.data());
+    if (isComparison(To.Code) && To.Sub == FuseBranchFalse &&
+        To.D == int32_t(Here + 1) && uint32_t(J.Charge) + To.Charge <= 0xffff) {
+      Op Test = To;
+      Test.Sub = FuseOr;
+      Test.D = T + 1;
+      Test.Charge = uint16_t(J.Charge + To.Charge);
+      Test.ChargeAt = uint32_t(Code.ChargeLocs.size());
+      for (const Op *From : {static_cast<const Op *>(&J), &To})
+        for (uint32_t K = 0; K < From->Charge; ++K) {
+          LocId L = Code.ChargeLocs[From->ChargeAt + K];
+          Code.ChargeLocs.push_back(L);
+        }
+      J = Test;
+    }
+  }
 }
 
 void CodeCompiler::layout() {
   Code.ConstBase = Locals + MaxTemps;
   Code.BuiltinBase = Code.ConstBase + int32_t(Code.Consts.size());
   Code.FrameSize =
-      Code.BuiltinBase + (Code.UsesBuiltins ? int32_t(Builtin::D) + 1 : 0);
+      Code.BuiltinBase + (Code.BuiltinsUsed ? int32_t(Builtin::D) + 1 : 0);
   auto Fix = [&](int32_t &R) { R = resolve(R); };
   for (Op &O : Code.Ops) {
     switch (O.Code) {
@@ -327,6 +406,7 @@ void CodeCompiler::layout() {
       Fix(O.B); // -1 stays
       break;
     case OpCode::EmitOverlap:
+    case OpCode::IndexSum:
       Fix(O.A);
       Fix(O.B);
       Fix(O.C);

@@ -74,6 +74,9 @@ enum class OpCode : uint8_t {
   ToBool,       ///< R[A] = bool R[B] (checked, Node: the right Expr)
   Unary,        ///< R[A] = !R[B] or -R[B] (Node: UnaryExpr)
   Index,        ///< R[A] = R[B][R[C]] (Node: IndexExpr)
+  IndexSum,     ///< R[A] = R[B][R[C] op R[D]] (Node: IndexExpr, whose index
+                ///< is the BinaryExpr; Sub: IndexSumKind): the op that
+                ///< computes an index fused with the Index that reads it
   CheckInt,     ///< R[A] must be an integer (Node: Expr; Sub: what)
   MinMax,       ///< R[A] = min/max(R[B], R[C]) (Node: the arg Expr; Sub: 1 =
                 ///< min), R[C] checked
@@ -113,6 +116,10 @@ enum class OpCode : uint8_t {
   End,          ///< falls off the end of the body
 };
 
+/// The sum or difference an IndexSum computes, checked as Add, AddI, Sub
+/// or SubI would.
+enum IndexSumKind : uint8_t { SumAdd, SumAddI, SumSub, SumSubI };
+
 /// What a comparison op does with its result besides storing it in R[A].
 enum Fused : uint8_t {
   FuseNone,
@@ -141,8 +148,9 @@ struct FnCode {
   /// Constants, copied to registers ConstBase.. at each call.
   std::vector<Value> Consts;
   /// Compiled with the sizes as registers: P, S, M, V and D (by Builtin)
-  /// from BuiltinBase, filled at each call.
-  bool UsesBuiltins = false;
+  /// from BuiltinBase; bit b set if builtin b is read, and then filled at
+  /// each call.
+  uint8_t BuiltinsUsed = 0;
   int32_t BuiltinBase = 0;
   /// Each CallInvoke's callee code, found on its first run.
   mutable std::vector<FnCode *> Callees;

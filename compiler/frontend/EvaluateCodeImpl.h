@@ -65,7 +65,7 @@ private:
   /// With ConstRegs: P, S, M, V and D are registers after the constants,
   /// filled at each call (the schedule call's sizes cannot change).
   int32_t builtinReg(Builtin B) {
-    Code.UsesBuiltins = true;
+    Code.BuiltinsUsed |= uint8_t(1u << unsigned(B));
     return BuiltinTag | int32_t(B);
   }
   int32_t resolve(int32_t R) const {
@@ -161,6 +161,12 @@ private:
   /// becomes one op: the test of a comparison's result cannot fail, and
   /// nothing observable happens between the two.
   void fuse();
+  /// True if O (an Add, AddI, Sub or SubI) computes the index the Index N
+  /// right after it reads, and only that: the two become an IndexSum.
+  static bool fusesWithIndex(const Op &O, const Op &N);
+  /// A jump to a jump goes to the last one's target; a jump to a loop's
+  /// step or to the end of the body becomes a copy of that op.
+  void threadJumps();
   /// Calls F on every jump target field of the ops.
   template <typename Fn> void forEachTarget(Fn F);
   /// Symbolic registers -> frame indices.

@@ -61,9 +61,10 @@ Flow Evaluator::runCode(const FnCode &FC) {
   Value *R = Stack.data() + Base;
   for (size_t K = 0; K < FC.Consts.size(); ++K)
     R[FC.ConstBase + int32_t(K)] = FC.Consts[K];
-  if (FC.UsesBuiltins)
-    for (size_t K = 0; K <= size_t(Builtin::D); ++K)
-      R[FC.BuiltinBase + int32_t(K)] = {Consts[K], VT::Int};
+  for (unsigned Used = FC.BuiltinsUsed; Used; Used &= Used - 1) {
+    unsigned K = unsigned(__builtin_ctz(Used));
+    R[FC.BuiltinBase + int32_t(K)] = {Consts[K], VT::Int};
+  }
   return run(FC);
 }
 
@@ -159,12 +160,11 @@ Flow Evaluator::run(const FnCode &FC) {
   }
   for (;;) {
     const Op &O = Ops[PC++];
-    if (LLVM_UNLIKELY(Left < O.Charge)) {
-      StepsLeft = Left;
+    if (LLVM_UNLIKELY(__builtin_sub_overflow(Left, O.Charge, &Left))) {
+      StepsLeft = Left + O.Charge;
       budgetRanOut(FC, O);
       return Flow::Abort;
     }
-    Left -= O.Charge;
     switch (O.Code) {
     case OpCode::Nop:
       break;
@@ -297,6 +297,37 @@ Flow Evaluator::run(const FnCode &FC) {
         PPS_ABORT();
       }
       R[O.A] = {Arr[size_t(I.I)], VT::Int};
+      break;
+    }
+    case OpCode::IndexSum: {
+      auto &X = *static_cast<IndexExpr *>(const_cast<void *>(O.Node));
+      Value L = R[O.C], Rv = R[O.D];
+      int64_t I;
+      bool Typed = O.Sub == SumAddI || O.Sub == SumSubI ||
+                   (L.T == VT::Int && Rv.T == VT::Int);
+      bool Fits = O.Sub == SumAdd || O.Sub == SumAddI
+                      ? !__builtin_add_overflow(L.I, Rv.I, &I)
+                      : !__builtin_sub_overflow(L.I, Rv.I, &I);
+      if (LLVM_UNLIKELY(!Typed || !Fits)) {
+        PPS_SYNC();
+        binaryError(static_cast<BinaryExpr &>(*X.Index), L, Rv);
+        return Flow::Abort;
+      }
+      Value A = R[O.B];
+      if (LLVM_UNLIKELY(A.T != VT::Array)) {
+        fail(DiagKind::TypeMismatch, X.Base->Loc,
+             fmt::format("'{}' is {}, not an array", X.Base->Name,
+                         typeName(A.T)));
+        PPS_ABORT();
+      }
+      auto &Arr = Arrays[size_t(A.I)];
+      if (LLVM_UNLIKELY(I < 0 || I >= int64_t(Arr.size()))) {
+        fail(DiagKind::OutOfRange, X.Index->Loc,
+             fmt::format("index {} is outside '{}' of length {}", I,
+                         X.Base->Name, Arr.size()));
+        PPS_ABORT();
+      }
+      R[O.A] = {Arr[size_t(I)], VT::Int};
       break;
     }
     case OpCode::CheckInt: {
@@ -556,7 +587,26 @@ Flow Evaluator::run(const FnCode &FC) {
         break;
       }
       R[O.A].I = I;
-      PC = size_t(O.B);
+      // The loop's ForIter, run here (it charges nothing of its own: it
+      // sits at a label), saves a dispatch per iteration.
+      const Op &It = Ops[O.B];
+      if (LLVM_UNLIKELY(It.Charge != 0)) {
+        PC = size_t(O.B);
+        break;
+      }
+      int64_t To = R[O.A + 1].I, Step = R[O.A + 2].I;
+      if (!(Step > 0 ? I < To : I > To)) {
+        PC = size_t(It.B);
+        break;
+      }
+      if (LLVM_UNLIKELY(Left == 0)) {
+        StepsLeft = 0;
+        outOfBudget(static_cast<const ForStmt *>(It.Node)->Loc);
+        return Flow::Abort;
+      }
+      --Left;
+      R[It.C] = {I, VT::Int};
+      PC = size_t(O.B) + 1;
       break;
     }
     case OpCode::IndexStore: {
@@ -624,7 +674,7 @@ Flow Evaluator::run(const FnCode &FC) {
         PPS_ABORT();
       }
       R[O.A] = {CurRank, VT::Int};
-      CurRank = int32_t(V.I);
+      enterRank(int32_t(V.I));
       break;
     }
     case OpCode::RankExit:
@@ -632,8 +682,21 @@ Flow Evaluator::run(const FnCode &FC) {
       break;
     case OpCode::EmitCompute: {
       auto &N = *static_cast<ActionNode *>(const_cast<void *>(O.Node));
+      int64_t Mb = R[O.A].I;
+      // The common case, checkCompute's and emit's checks inline: a rank,
+      // a microbatch and a stage in range, room under the action limit.
+      if (LLVM_LIKELY(O.B >= 0 && CurRank >= 0 && Mb >= 0 && Mb < *NMicro &&
+                      Emitted < Opts.MaxActions)) {
+        int64_t St = R[O.B].I;
+        if (LLVM_LIKELY(St >= 0 && St < Out.Topo.Stages)) {
+          ++Emitted;
+          Out.Ranks[size_t(CurRank)].Actions.push_back(ir::Action::compute(
+              N.First.Kind, int32_t(Mb), int32_t(St), N.First.Loc));
+          break;
+        }
+      }
       ir::Action A;
-      if (!checkCompute(N.First, R[O.A].I, O.B >= 0 ? R[O.B].I : -1, A))
+      if (!checkCompute(N.First, Mb, O.B >= 0 ? R[O.B].I : -1, A))
         PPS_ABORT();
       if (!emit(A, N.Loc))
         PPS_ABORT();

@@ -154,7 +154,7 @@ Flow Evaluator::execRank(RankStmt &R) {
     return Flow::Abort;
   }
   int32_t Saved = CurRank;
-  CurRank = int32_t(Rank);
+  enterRank(int32_t(Rank));
   Flow Fl = Flow::Next;
   if (R.Kind == StmtKind::RankList && !R.Literal.empty())
     emitLiteral(R.Literal);

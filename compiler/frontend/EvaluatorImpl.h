@@ -177,6 +177,16 @@ private:
   /// gradients to s-1). PeerLoc gives the peer's location for an error.
   void emitComm(const ir::Action &A, bool Send, std::optional<int64_t> Peer,
                 llvm::function_ref<LocId()> PeerLoc, LocId Loc);
+  /// Makes rank R the current rank. A rank's first block reserves room
+  /// for as many actions as the rank before it has (a pipeline's ranks
+  /// mostly emit alike), so its vector is not regrown, copying and
+  /// touching its pages again, as it fills.
+  void enterRank(int32_t R) {
+    CurRank = R;
+    auto &Acts = Out.Ranks[size_t(R)].Actions;
+    if (Acts.empty() && R > 0)
+      Acts.reserve(Out.Ranks[size_t(R) - 1].Actions.size());
+  }
   ir::Action *emit(const ir::Action &A, LocId L) {
     if (LLVM_UNLIKELY(CurRank < 0)) {
       fail(DiagKind::EmitOutsideRank, L,

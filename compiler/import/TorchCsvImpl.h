@@ -81,6 +81,7 @@ public:
 private:
   bool sizes(ir::Topology &T);
   bool placeStages(ir::Topology &T);
+  bool everyRankHoldsAStage(const ir::Topology &T);
   bool resolvePeers(const ir::Topology &T);
 
   std::vector<std::vector<ir::Action>> &Rows;

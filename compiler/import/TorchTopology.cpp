@@ -25,7 +25,8 @@ using frontend::MaxRanks;
 using frontend::MaxStages;
 
 bool TopologyBuilder::run(Topology &T) {
-  return sizes(T) && placeStages(T) && resolvePeers(T);
+  return sizes(T) && placeStages(T) && everyRankHoldsAStage(T) &&
+         resolvePeers(T);
 }
 
 bool TopologyBuilder::sizes(Topology &T) {
@@ -190,6 +191,23 @@ bool TopologyBuilder::placeStages(Topology &T) {
   T.Place = Placement::Explicit;
   T.StageToRank.assign(RankOf.begin(), RankOf.end());
   return true;
+}
+
+// The language's rule (a pipeline's every rank holds a stage): a CSV with
+// more rows or --ranks than stages has no .pps form, so the import, which
+// `ppsc import` prints as .pps, is refused the way the front end refuses it.
+bool TopologyBuilder::everyRankHoldsAStage(const Topology &T) {
+  llvm::SmallVector<bool, 16> Holds(T.Ranks, false);
+  for (int32_t R : T.StageToRank)
+    if (R >= 0 && R < T.Ranks)
+      Holds[R] = true;
+  const bool *Empty = llvm::find(Holds, false);
+  if (Empty == Holds.end())
+    return true;
+  Diags.report(DiagKind::StagePlacement, DeclLoc,
+               fmt::format("rank {} holds no stage ({} stages on {} ranks)",
+                           Empty - Holds.begin(), T.Stages, T.Ranks));
+  return false;
 }
 
 bool TopologyBuilder::resolvePeers(const Topology &T) {

@@ -29,6 +29,8 @@ public:
            "reduce_grad";
   }
   void run(Schedule &S, PassContext &Ctx) override;
+  /// Adds only control actions.
+  bool preservesComputeOrder() const override { return true; }
 
 private:
   void runRank(Schedule &S, int32_t R, unsigned Window);

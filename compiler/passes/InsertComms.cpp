@@ -52,6 +52,8 @@ class InsertCommsPass : public Pass {
 public:
   explicit InsertCommsPass(InsertCommsOptions Opts) : Opts(Opts) {}
   llvm::StringRef name() const override { return "insert-comms"; }
+  /// Adds (or reorders) only sends and receives.
+  bool preservesComputeOrder() const override { return true; }
   llvm::StringRef description() const override {
     return "insert send/recv pairs so the schedule cannot deadlock";
   }
@@ -202,6 +204,9 @@ void InsertCommsPass::run(Schedule &S, PassContext &Ctx) {
     reportCycle(S, U, TL, Ctx.Diags);
     return;
   }
+  // The compute order is as timed (the comms come next to it, whatever
+  // the placement): align-bubbles need not time it again.
+  Ctx.Results.ComputeMakespan = TL.Makespan;
 
   switch (placement(S)) {
   case CommPlacement::Consumer:

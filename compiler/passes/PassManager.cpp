@@ -56,6 +56,8 @@ bool PassManager::run(ir::Schedule &S, PassContext &Ctx) {
   };
   std::vector<Timing> Times;
   bool Ok = true;
+  // Facts about the compute order hold for this schedule only.
+  Ctx.Results.ComputeMakespan.reset();
   for (const auto &P : Passes) {
     if (isDisabled(P->name()) || (!Ok && !P->runsAfterErrors()))
       continue;
@@ -70,6 +72,8 @@ bool PassManager::run(ir::Schedule &S, PassContext &Ctx) {
       Dump << "// -----// IR after " << P->name() << " //----- //\n";
       Opts.Printer(S, Dump);
     }
+    if (!P->preservesComputeOrder())
+      Ctx.Results.ComputeMakespan.reset();
     if (Ctx.Diags.numErrors() > ErrorsBefore)
       Ok = false;
     // Passes that add actions check before allocating; this catches any

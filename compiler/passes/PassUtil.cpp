@@ -10,17 +10,6 @@ namespace pps::passes::detail {
 
 using namespace ir;
 
-bool inRange(const Topology &T, const Action &A) {
-  if (A.Kind == ActionKind::Idle)
-    return true;
-  if (A.Stage < 0 || A.Stage >= T.Stages)
-    return false;
-  if (isControl(A.Kind))
-    return true;
-  return A.Microbatch >= 0 && A.Microbatch < T.Microbatches &&
-         T.hasStage(A.Microbatch, A.Stage);
-}
-
 void UnitIndex::build(const Schedule &S) {
   const Topology &T = S.Topo;
   size_t NumRanks = S.Ranks.size();
@@ -108,8 +97,67 @@ static bool isRegistered(const Topology &T, const UnitIndex &U, const Action &A,
   return false;
 }
 
-bool computeTimeline(const Schedule &S, const UnitIndex &U, Timeline &TL) {
+/// Fills TL.CrossProd and TL.CrossCons: for every unit member, the unit on
+/// another rank that produces its cross-stage input (the lookups describe
+/// only the registered occurrence of a compute), and its inverse.
+static void linkUnits(const Schedule &S, const UnitIndex &U, Timeline &TL) {
   const Topology &T = S.Topo;
+  for (size_t R = 0; R < S.Ranks.size(); ++R) {
+    const auto &Acts = S.Ranks[R].Actions;
+    uint32_t Lo = U.RankBase[R], Hi = U.RankBase[R + 1], Unit = Lo;
+    for (size_t I = 0; I < Acts.size();) {
+      if (!isCompute(Acts[I].Kind)) {
+        ++I;
+        continue;
+      }
+      unsigned Len = unitLength(Acts, I);
+      for (unsigned J = 0; J < Len; ++J) {
+        const Action &X = Acts[I + J];
+        if (U.HasDuplicates ? !isRegistered(T, U, X, Unit, J) : !inRange(T, X))
+          continue;
+        uint32_t EP = producerEntry(T, U, X);
+        uint32_t P = UnitIndex::unitOf(EP);
+        if (P == None || (P >= Lo && P < Hi))
+          continue;
+        TL.CrossProd[size_t(Unit) * 2 + J] = P;
+        TL.CrossCons[EP] = Unit * 2 + J;
+      }
+      I += Len;
+      ++Unit;
+    }
+  }
+}
+
+namespace {
+/// Unit costs by (kind, stage) for the four compute kinds, from the cost
+/// model (a table, so the timeline's loop makes no call per unit).
+class UnitCosts {
+public:
+  explicit UnitCosts(const Schedule &S) : S(S), Stages(S.Topo.Stages) {
+    Table.resize(size_t(std::max(Stages, 0)) * 4);
+    for (int32_t St = 0; St < Stages; ++St)
+      for (ActionKind K :
+           {ActionKind::F, ActionKind::I, ActionKind::W, ActionKind::B})
+        Table[size_t(St) * 4 + unsigned(K)] =
+            clampCost(S.Cost.computeCost(K, St));
+  }
+  /// unitCost(S, Acts, I).
+  double of(const std::vector<Action> &Acts, size_t I, unsigned Len) const {
+    const Action &A = Acts[I];
+    if (LLVM_LIKELY(Len == 1 && A.Stage >= 0 && A.Stage < Stages &&
+                    unsigned(A.Kind) < 4))
+      return Table[size_t(A.Stage) * 4 + unsigned(A.Kind)];
+    return unitCost(S, Acts, I);
+  }
+
+private:
+  const Schedule &S;
+  int32_t Stages;
+  std::vector<double> Table;
+};
+} // namespace
+
+bool computeTimeline(const Schedule &S, const UnitIndex &U, Timeline &TL) {
   size_t NumRanks = S.Ranks.size();
   uint32_t N = U.numUnits();
   TL.Start.assign(N, 0.0);
@@ -119,6 +167,8 @@ bool computeTimeline(const Schedule &S, const UnitIndex &U, Timeline &TL) {
   TL.Makespan = 0;
   TL.CrossProd.assign(size_t(N) * 2, None);
   TL.CrossCons.assign(size_t(N) * 2, None);
+  linkUnits(S, U, TL);
+  UnitCosts Costs(S);
   double MsgF = clampCost(S.Cost.messageTime(ActionKind::SendF));
   double MsgB = clampCost(S.Cost.messageTime(ActionKind::SendB));
 
@@ -133,16 +183,20 @@ bool computeTimeline(const Schedule &S, const UnitIndex &U, Timeline &TL) {
   for (size_t R = NumRanks; R-- > 0;)
     Work.push_back(int32_t(R));
   uint32_t Counter = 0;
-  auto RankOfUnit = [&](uint32_t X) {
-    return int32_t(std::upper_bound(U.RankBase.begin(), U.RankBase.end(), X) -
-                   U.RankBase.begin()) -
-           1;
-  };
+  const uint32_t *CrossProd = TL.CrossProd.data();
+  double *Start = TL.Start.data(), *End = TL.End.data();
+  uint32_t *Seq = TL.Seq.data();
 
   auto Advance = [&](int32_t R) {
     const auto &Acts = S.Ranks[R].Actions;
-    size_t &AC = ActCursor[R];
-    uint32_t Lo = U.RankBase[R], Hi = U.RankBase[R + 1];
+    size_t AC = ActCursor[R];
+    uint32_t Unit = U.RankBase[R] + UnitCursor[R];
+    double Time = RankTime[R];
+    auto Save = [&] {
+      ActCursor[R] = AC;
+      UnitCursor[R] = Unit - U.RankBase[R];
+      RankTime[R] = Time;
+    };
     while (AC < Acts.size()) {
       const Action *A = &Acts[AC];
       if (!isCompute(A->Kind)) {
@@ -150,36 +204,24 @@ bool computeTimeline(const Schedule &S, const UnitIndex &U, Timeline &TL) {
         continue;
       }
       unsigned Len = unitLength(Acts, AC);
-      uint32_t Unit = Lo + UnitCursor[R];
-      double Ready = RankTime[R];
-      uint32_t Prod[2] = {None, None};
+      double Ready = Time;
       for (unsigned J = 0; J < Len; ++J) {
-        const Action &X = A[J];
-        if (U.HasDuplicates ? !isRegistered(T, U, X, Unit, J) : !inRange(T, X))
+        uint32_t P = CrossProd[size_t(Unit) * 2 + J];
+        if (P == None)
           continue;
-        uint32_t EP = producerEntry(T, U, X);
-        uint32_t P = UnitIndex::unitOf(EP);
-        if (P == None || (P >= Lo && P < Hi))
-          continue;
-        if (TL.End[P] < 0) {
+        if (End[P] < 0) {
           WaitFor[R] = P;
-          Waiters[RankOfUnit(P)].push_back(R);
+          Waiters[U.UnitRank[P]].push_back(R);
+          Save();
           return;
         }
         Ready = std::max(Ready,
-                         TL.End[P] + (X.Kind == ActionKind::F ? MsgF : MsgB));
-        Prod[J] = EP;
+                         End[P] + (A[J].Kind == ActionKind::F ? MsgF : MsgB));
       }
-      for (unsigned J = 0; J < Len; ++J)
-        if (Prod[J] != None) {
-          TL.CrossProd[size_t(Unit) * 2 + J] = Prod[J] >> 1;
-          TL.CrossCons[Prod[J]] = Unit * 2 + J;
-        }
       WaitFor[R] = None;
-      TL.Start[Unit] = Ready;
-      TL.End[Unit] = Ready + unitCost(S, Acts, AC);
-      TL.Seq[Unit] = Counter++;
-      RankTime[R] = TL.End[Unit];
+      Start[Unit] = Ready;
+      Time = End[Unit] = Ready + Costs.of(Acts, AC, Len);
+      Seq[Unit] = Counter++;
       // Wake the ranks that waited for this unit.
       auto &Ws = Waiters[R];
       for (size_t K = 0; K < Ws.size();) {
@@ -196,8 +238,9 @@ bool computeTimeline(const Schedule &S, const UnitIndex &U, Timeline &TL) {
         }
       }
       AC += Len;
-      ++UnitCursor[R];
+      ++Unit;
     }
+    Save();
   };
 
   while (!Work.empty()) {

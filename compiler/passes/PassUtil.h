@@ -46,7 +46,16 @@ inline int32_t partnerStage(const ir::Action &A) {
 }
 
 /// True if the compute/comm/control fields are inside the topology.
-bool inRange(const ir::Topology &T, const ir::Action &A);
+inline bool inRange(const ir::Topology &T, const ir::Action &A) {
+  if (A.Kind == ir::ActionKind::Idle)
+    return true;
+  if (A.Stage < 0 || A.Stage >= T.Stages)
+    return false;
+  if (ir::isControl(A.Kind))
+    return true;
+  return A.Microbatch >= 0 && A.Microbatch < T.Microbatches &&
+         T.hasStage(A.Microbatch, A.Stage);
+}
 
 /// "1st", "2nd", "3rd", "4th", ...
 using schema::ordinal;
@@ -177,7 +186,7 @@ struct Timeline {
   /// Per unit member (unit * 2 + member): the unit on another rank that
   /// produces its cross-stage input, and the consumer on another rank of its
   /// output as an entry (unit * 2 + member); None if there is none (or the
-  /// compute is a duplicate). Filled for every unit that could be timed.
+  /// compute is a duplicate). Filled for every unit, before any is timed.
   std::vector<uint32_t> CrossProd, CrossCons;
 
   /// Key order: true if unit A comes before unit B.

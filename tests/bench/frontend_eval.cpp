@@ -14,6 +14,8 @@
 //   build/bench/bench_frontend_eval --benchmark_counters_tabular=true
 //
 //===----------------------------------------------------------------------===//
+#include "BenchUtil.h"
+
 #include "pps/backends/PpsPrinter.h"
 #include "pps/frontend/Frontend.h"
 #include "pps/passes/PassManager.h"
@@ -24,9 +26,6 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <fmt/format.h>
-
-#include <cstdio>
-#include <cstring>
 
 using namespace pps;
 
@@ -99,30 +98,6 @@ BENCHMARK(BM_ParseLowered)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 namespace {
 
-/// kB from a "Name:   123 kB" line of /proc/self/status, or -1.
-long statusKb(const char *Name) {
-  FILE *F = std::fopen("/proc/self/status", "r");
-  if (!F)
-    return -1;
-  char Line[256];
-  long Kb = -1;
-  size_t N = std::strlen(Name);
-  while (std::fgets(Line, sizeof Line, F))
-    if (std::strncmp(Line, Name, N) == 0 && Line[N] == ':')
-      Kb = std::atol(Line + N + 1);
-  std::fclose(F);
-  return Kb;
-}
-
-/// Resets the peak-RSS mark; false if the kernel does not allow it.
-bool resetPeak() {
-  FILE *F = std::fopen("/proc/self/clear_refs", "w");
-  if (!F)
-    return false;
-  bool Ok = std::fputs("5", F) >= 0;
-  return std::fclose(F) == 0 && Ok;
-}
-
 /// The lowered text of interleaved 1F1B at 64 x 2 x M (with send/recv).
 std::string loweredInterleaved(int64_t M) {
   SourceManager SM;
@@ -165,23 +140,16 @@ static void BM_ParseLoweredInterleaved(benchmark::State &St) {
     return;
   }
   // Peak memory of one parse, before the timed ones.
-  bool Reset = resetPeak();
-  long Base = statusKb("VmRSS");
-  size_t Actions = parse(Text);
-  long Peak = statusKb("VmHWM");
+  size_t Actions = 0;
+  double Grown = bench::peakGrowth([&] { Actions = parse(Text); });
   if (!Actions) {
     St.SkipWithError("parse failed");
     return;
   }
   for (auto _ : St)
     benchmark::DoNotOptimize(parse(Text));
-  St.counters["actions"] = double(Actions);
+  bench::reportActions(St, double(Actions), Grown / double(Actions));
   St.counters["MB"] = double(Text.size()) / 1e6;
-  St.counters["actions/s"] = benchmark::Counter(
-      double(Actions), benchmark::Counter::kIsIterationInvariantRate);
-  if (Reset && Base >= 0 && Peak >= 0)
-    St.counters["bytes/action"] =
-        double(Peak - Base) * 1024.0 / double(Actions);
 }
 BENCHMARK(BM_ParseLoweredInterleaved)
     ->RangeMultiplier(2)

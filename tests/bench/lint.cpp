@@ -1,25 +1,30 @@
 //===- lint.cpp - benchmark: lint (insert-comms + verify + deadlock + memory)
 //
-// Interleaved 1F1B built with the builder API (64 ranks x 2 chunks x 4096
-// microbatches, about 1M computes) and 1F1B on 1024 ranks x 1024
-// microbatches (2M computes). Each iteration lints a fresh copy of the
-// compute-only schedule: verify-deps, insert-comms, deadlock (rendezvous),
-// memory. Counters:
-//   computes/s, actions/s   computes in, and actions out (with comms), per
-//                           CPU second of lint (one thread; CPU time, since
-//                           the machine may be shared)
-//   bytes/action            peak RSS growth while building and linting one
-//                           schedule, over the actions the lint ends with
-//                           (from VmHWM, reset through /proc/self/clear_refs;
-//                           getrusage when that is unavailable)
-//   doubling_ratio          lint CPU time at 2M over lint CPU time at M
-//   doubling_ratio_below    lint CPU time at M over lint CPU time at M/2
-//                           (best of 3 each)
+// Compute-only schedules built with the builder API, linted the way the
+// pass pipeline does: verify-deps, insert-comms, deadlock (rendezvous),
+// memory. Each iteration lints a fresh copy (the copy is not timed).
+//
+//   BM_LintInterleaved64x2/M  Megatron's interleaved 1F1B, 64 ranks x 2
+//                             chunks x M microbatches: M = 4096 is 3.13M
+//                             actions after insert-comms (the 20M
+//                             actions/s figure); M = 512 .. 8192 doubles.
+//   BM_LintOneFOneB1024/M     1F1B on 1024 ranks, M = 256 .. 2048 (1.6M to
+//                             12.6M actions): linear up to 12.6M.
+//   BM_InsertComms1F1B1024/M  insert-comms alone on the same, M = 256 ..
+//                             4096 (25M actions).
+//
+// Counters: actions (after insert-comms), actions/s and time/action per
+// CPU second of the lint (one thread; CPU time, since the machine may be
+// shared; time/action stays flat along a doubling series when the cost is
+// linear), bytes/action (peak RSS growth while building and linting one
+// schedule, over the actions it ends with), faults/kaction (minor page
+// faults of the timed lint per 1000 actions).
 //
 //   build/bench/bench_lint --benchmark_counters_tabular=true
 //
 //===----------------------------------------------------------------------===//
 #include "../unit/passes/Schedules.h"
+#include "BenchUtil.h"
 
 #include "pps/passes/Deadlock.h"
 #include "pps/passes/InsertComms.h"
@@ -28,153 +33,87 @@
 
 #include <benchmark/benchmark.h>
 
-#include <sys/resource.h>
-
-#include <algorithm>
 #include <cstdio>
-#include <cstring>
-#include <ctime>
 #include <functional>
 
 using namespace pps;
 
 namespace {
 
-/// Runs the lint passes; aborts the benchmark on a finding (they must be
-/// clean schedules).
-size_t lint(ir::Schedule &S) {
+/// Runs the lint passes (or insert-comms alone); aborts the benchmark on a
+/// finding (they must be clean schedules).
+size_t lint(ir::Schedule &S, bool InsertOnly) {
   SourceManager SM;
   DiagnosticEngine D(SM);
   passes::PassManager PM;
-  PM.add(passes::createVerifyDepsPass());
+  if (!InsertOnly)
+    PM.add(passes::createVerifyDepsPass());
   PM.add(passes::createInsertCommsPass());
-  PM.add(passes::createDeadlockPass());
-  PM.add(passes::createMemoryPass());
+  if (!InsertOnly) {
+    PM.add(passes::createDeadlockPass());
+    PM.add(passes::createMemoryPass());
+  }
   passes::PassContext Ctx{D, {}};
-  if (!PM.run(S, Ctx) || !Ctx.Results.DeadlockFree) {
+  Ctx.MaxActions = uint64_t(1) << 30; // 25M actions at the largest size
+  if (!PM.run(S, Ctx) || (!InsertOnly && !Ctx.Results.DeadlockFree)) {
     std::fprintf(stderr, "bench_lint: the schedule did not lint clean\n");
     std::abort();
   }
   return S.numActions();
 }
 
-/// kB from a "Name:   123 kB" line of /proc/self/status, or -1.
-long statusKb(const char *Name) {
-  FILE *F = std::fopen("/proc/self/status", "r");
-  if (!F)
-    return -1;
-  char Line[256];
-  long Kb = -1;
-  size_t N = std::strlen(Name);
-  while (std::fgets(Line, sizeof Line, F))
-    if (std::strncmp(Line, Name, N) == 0 && Line[N] == ':')
-      Kb = std::atol(Line + N + 1);
-  std::fclose(F);
-  return Kb;
-}
-
-/// Resets the peak-RSS mark; false if the kernel does not allow it.
-bool resetPeak() {
-  FILE *F = std::fopen("/proc/self/clear_refs", "w");
-  if (!F)
-    return false;
-  bool Ok = std::fputs("5", F) >= 0;
-  return std::fclose(F) == 0 && Ok;
-}
-
-long maxRssKb() {
-  struct rusage U;
-  getrusage(RUSAGE_SELF, &U);
-  return U.ru_maxrss;
-}
-
-/// Peak RSS growth (bytes) while building and linting one schedule, and the
-/// actions it ends with.
-std::pair<double, size_t>
-memoryPerAction(const std::function<ir::Schedule()> &Build) {
-  bool Reset = resetPeak();
-  long Base = statusKb("VmRSS");
-  long Before = Reset ? statusKb("VmHWM") : maxRssKb();
-  size_t Actions;
-  {
-    ir::Schedule S = Build();
-    Actions = lint(S);
-  }
-  long Peak = Reset ? statusKb("VmHWM") : maxRssKb();
-  double Grown = double(Peak - (Reset ? Base : Before)) * 1024.0;
-  return {Grown / double(Actions), Actions};
-}
-
-/// CPU seconds of this process (the machine may be shared: wall time
-/// would measure the neighbours).
-double cpuSeconds() {
-  timespec T;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &T);
-  return double(T.tv_sec) + double(T.tv_nsec) * 1e-9;
-}
-
-double secondsToLint(const ir::Schedule &Base, int Reps) {
-  double Best = 1e30;
-  for (int I = 0; I < Reps; ++I) {
-    ir::Schedule S = Base;
-    double T0 = cpuSeconds();
-    lint(S);
-    Best = std::min(Best, cpuSeconds() - T0);
-  }
-  return Best;
-}
-
 void runLint(benchmark::State &State,
-             const std::function<ir::Schedule(int32_t)> &Build, int32_t M) {
-  auto [BytesPerAction, Actions] = memoryPerAction([&] { return Build(M); });
+             const std::function<ir::Schedule(int32_t)> &Build,
+             bool InsertOnly = false) {
+  auto M = int32_t(State.range(0));
+  size_t Actions = 0;
+  double Grown = bench::peakGrowth([&] {
+    ir::Schedule S = Build(M);
+    Actions = lint(S, InsertOnly);
+  });
   ir::Schedule Base = Build(M);
-  size_t Computes = Base.numActions();
+  long Faults = 0;
   for (auto _ : State) {
     State.PauseTiming();
     ir::Schedule S = Base;
+    long F0 = bench::minorFaults();
     State.ResumeTiming();
-    benchmark::DoNotOptimize(lint(S));
+    benchmark::DoNotOptimize(lint(S, InsertOnly));
+    State.PauseTiming();
+    Faults += bench::minorFaults() - F0;
+    State.ResumeTiming();
   }
-  double Iters = double(State.iterations());
-  State.counters["computes/s"] =
-      benchmark::Counter(double(Computes) * Iters, benchmark::Counter::kIsRate);
-  State.counters["actions/s"] =
-      benchmark::Counter(double(Actions) * Iters, benchmark::Counter::kIsRate);
-  State.counters["actions"] = double(Actions);
-  State.counters["bytes/action"] = BytesPerAction;
-  // Time linear in size: twice the microbatches, at most ~2x the time.
-  // Reported both ways around the benchmarked size, since the step from
-  // M/2 to M may cross a cache size on the machine.
-  double TFull = secondsToLint(Base, 3);
-  {
-    ir::Schedule Double = Build(2 * M);
-    State.counters["doubling_ratio"] = secondsToLint(Double, 3) / TFull;
-  }
-  {
-    ir::Schedule Half = Build(M / 2);
-    State.counters["doubling_ratio_below"] = TFull / secondsToLint(Half, 3);
-  }
+  bench::reportActions(State, double(Actions), Grown / double(Actions), Faults);
 }
 
 void BM_LintInterleaved64x2(benchmark::State &State) {
-  runLint(
-      State, [](int32_t M) { return testing::interleaved(64, 2, M); },
-      int32_t(State.range(0)));
+  runLint(State, [](int32_t M) { return testing::interleaved(64, 2, M); });
 }
 BENCHMARK(BM_LintInterleaved64x2)
-    ->Arg(4096)
+    ->RangeMultiplier(2)
+    ->Range(512, 8192)
     ->Unit(benchmark::kMillisecond)
-    ->MinTime(2.0);
+    ->MinTime(1.0);
 
 void BM_LintOneFOneB1024(benchmark::State &State) {
-  runLint(
-      State, [](int32_t M) { return testing::oneFOneB(1024, M); },
-      int32_t(State.range(0)));
+  runLint(State, [](int32_t M) { return testing::oneFOneB(1024, M); });
 }
 BENCHMARK(BM_LintOneFOneB1024)
-    ->Arg(1024)
+    ->RangeMultiplier(2)
+    ->Range(256, 2048)
     ->Unit(benchmark::kMillisecond)
-    ->MinTime(2.0);
+    ->MinTime(1.0);
+
+void BM_InsertComms1F1B1024(benchmark::State &State) {
+  runLint(
+      State, [](int32_t M) { return testing::oneFOneB(1024, M); },
+      /*InsertOnly=*/true);
+}
+BENCHMARK(BM_InsertComms1F1B1024)
+    ->RangeMultiplier(2)
+    ->Range(256, 4096)
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(1.0);
 
 } // namespace
 

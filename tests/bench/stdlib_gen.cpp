@@ -1,12 +1,18 @@
 //===- stdlib_gen.cpp - time to instantiate each stdlib schedule ----------===//
 //
-// Google Benchmark: compiles `schedule NAME();` at P = 64, M = 4096 through
-// the front end (parse, import the stdlib file, evaluate the programmable
-// schedule into the IR) and reports actions per second. The target is well
-// under a second per schedule. Run:
-//   build/bench/bench_stdlib_gen --benchmark_min_time=0.5
+// Google Benchmark: compiles `schedule NAME();` at P = 64 through the front
+// end (parse, import the stdlib file, evaluate the programmable schedule
+// into the IR), for every stdlib schedule at M = 4096 (the figure: each
+// under 100 ms) and as a doubling series M = 1024 .. 8192. Counters:
+// actions, actions/s and time/action (per process CPU second: the front
+// end evaluates on its own thread with a large stack), bytes/action (peak
+// RSS growth of one compile over its actions). Run:
+//   build/bench/bench_stdlib_gen --benchmark_counters_tabular=true
+//   build/bench/bench_stdlib_gen --benchmark_filter=M4096
 //
 //===----------------------------------------------------------------------===//
+#include "BenchUtil.h"
+
 #include "pps/frontend/Frontend.h"
 #include "pps/support/Diagnostics.h"
 #include "pps/support/SourceManager.h"
@@ -40,45 +46,48 @@ const Case Cases[] = {
     {"dualpipe", "2 * P", "v; directions 2"},
 };
 
+/// Compiles Text; the number of actions, or 0 on an error.
+size_t compile(const std::string &Text) {
+  pps::frontend::FrontendOptions FO;
+  FO.ImportPaths.push_back(std::string(PPS_SOURCE_DIR) + "/stdlib");
+  pps::SourceManager SM;
+  pps::DiagnosticEngine Diags(SM);
+  auto S = pps::frontend::compileBuffer("bench.pps", Text, SM, Diags, FO);
+  if (!S || Diags.hasErrors())
+    return 0;
+  return S->numActions();
+}
+
 void BM_StdlibGen(benchmark::State &State, const Case &C, int64_t P,
                   int64_t M) {
   std::string Text = fmt::format(
       "pipeline bench {{ ranks {}; stages {} placement {}; microbatches {}; "
       "schedule {}(); }}\n",
       P, C.Stages, C.Placement, M, C.Name);
-  pps::frontend::FrontendOptions FO;
-  FO.ImportPaths.push_back(std::string(PPS_SOURCE_DIR) + "/stdlib");
   size_t Actions = 0;
-  for (auto _ : State) {
-    pps::SourceManager SM;
-    pps::DiagnosticEngine Diags(SM);
-    auto S = pps::frontend::compileBuffer("bench.pps", Text, SM, Diags, FO);
-    if (!S || Diags.hasErrors()) {
-      State.SkipWithError("compile failed");
-      return;
-    }
-    Actions = S->numActions();
-    benchmark::DoNotOptimize(S);
+  double Grown = pps::bench::peakGrowth([&] { Actions = compile(Text); });
+  if (!Actions) {
+    State.SkipWithError("compile failed");
+    return;
   }
-  State.counters["actions"] = double(Actions);
-  State.counters["actions_per_s"] =
-      benchmark::Counter(double(Actions) * double(State.iterations()),
-                         benchmark::Counter::kIsRate);
+  for (auto _ : State)
+    benchmark::DoNotOptimize(compile(Text));
+  pps::bench::reportActions(State, double(Actions), Grown / double(Actions));
 }
 
 int registerAll() {
-  for (const Case &C : Cases)
-    benchmark::RegisterBenchmark(
-        fmt::format("stdlib_gen/{}/P64_M4096", C.Name).c_str(),
-        [&C](benchmark::State &St) { BM_StdlibGen(St, C, 64, 4096); })
-        ->Unit(benchmark::kMillisecond)
-        // The front end evaluates on its own thread (large stack): count the
-        // whole process's CPU time and report rates against wall time.
-        ->MeasureProcessCPUTime()
-        ->UseRealTime()
-        ->Iterations(1)
-        ->Repetitions(3)
-        ->ReportAggregatesOnly(false);
+  for (int64_t M : {4096, 1024, 2048, 8192})
+    for (const Case &C : Cases)
+      benchmark::RegisterBenchmark(
+          fmt::format("stdlib_gen/{}/P64_M{}", C.Name, M).c_str(),
+          [&C, M](benchmark::State &St) { BM_StdlibGen(St, C, 64, M); })
+          ->Unit(benchmark::kMillisecond)
+          // The front end evaluates on its own thread (large stack): the
+          // whole process's CPU time, and rates against it.
+          ->MeasureProcessCPUTime()
+          ->Iterations(1)
+          ->Repetitions(3)
+          ->ReportAggregatesOnly(false);
   return 0;
 }
 

@@ -1,6 +1,7 @@
 #!/bin/sh
-# Whole-process figures of ppsc at scale: CPU seconds (user + system, best
-# of RUNS, since the machine may be shared) and peak RSS of each command.
+# Whole-process figures of ppsc at scale: CPU time (user + system, best of
+# RUNS, since the machine may be shared), peak RSS and minor page faults of
+# each command.
 #
 #   tests/bench/whole_process.sh [BUILD_DIR] [RUNS]
 #   CALLGRIND=1 tests/bench/whole_process.sh    # also instruction counts
@@ -11,14 +12,16 @@
 # CSV (`ppsc emit --target=torch`); V-Half at 64 ranks x 4096 microbatches
 # (1.57M actions); and `ppsc synth --placement v` at P = 32, 64 (M = 2P,
 # memory limit P + 2). With CALLGRIND=1, callgrind counts the instructions
-# of `ppsc check` of the lowered text (the parse) and of il.pps (the
-# evaluator), which are repeatable where times are not.
+# of `ppsc check` of the lowered text (the parse), of il.pps (the
+# evaluator) and of vh.pps, and of `ppsc lint il.pps`, which are
+# repeatable where times are not.
 set -eu
 BUILD=${1:-build}
 RUNS=${2:-3}
 PPSC=$(cd "$BUILD" && pwd)/bin/ppsc
 [ -x "$PPSC" ] || { echo "missing $PPSC (build ppsc first)" >&2; exit 1; }
-[ -x /usr/bin/time ] || { echo "needs /usr/bin/time (apt-get install time)" >&2; exit 1; }
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=python3
 DIR=$(mktemp -d)
 trap 'rm -rf "$DIR"' EXIT
 cd "$DIR"
@@ -31,23 +34,30 @@ EOF
 "$PPSC" emit --target=pps -o il.lowered.pps il.pps
 "$PPSC" emit --target=torch -o il.csv il.pps
 
-# best CPU seconds and the peak RSS of that run, over RUNS runs
+# best CPU time (user + system, to the millisecond) of RUNS runs, and the
+# peak RSS and minor page faults of that run
 measure() {
-  best=""
-  for _ in $(seq "$RUNS"); do
-    /usr/bin/time -f '%U %S %M' -o t.out "$@" >/dev/null 2>&1 || true
-    line=$(tail -n 1 t.out)
-    cpu=$(echo "$line" | awk '{printf "%.3f", $1 + $2}')
-    rss=$(echo "$line" | awk '{printf "%.1f", $3 / 1024}')
-    if [ -z "$best" ] || awk "BEGIN{exit !($cpu < $best)}"; then
-      best=$cpu
-      bestrss=$rss
-    fi
-  done
-  printf '%8s s %8s MB  %s\n' "$best" "$bestrss" "$*" | sed "s|$PPSC|ppsc|"
+  "$PY" - "$RUNS" "$PPSC" "$@" <<'PYEOF'
+import os, sys
+runs, ppsc, cmd = int(sys.argv[1]), sys.argv[2], sys.argv[3:]
+best = None
+for _ in range(runs):
+    pid = os.fork()
+    if pid == 0:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        os.execv(cmd[0], cmd)
+    _, _, ru = os.wait4(pid, 0)
+    cpu = ru.ru_utime + ru.ru_stime
+    if best is None or cpu < best[0]:
+        best = (cpu, ru.ru_maxrss / 1024.0, ru.ru_minflt)
+print("%8.1f ms %8.1f MB %7d  %s" % (best[0] * 1e3, best[1], best[2],
+      " ".join(cmd).replace(ppsc, "ppsc")))
+PYEOF
 }
 
-echo "cpu (best of $RUNS)  peak RSS  command"
+echo "  cpu (best of $RUNS)  peak RSS  faults  command"
 measure "$PPSC" check il.lowered.pps
 measure "$PPSC" lint il.lowered.pps
 measure "$PPSC" lint il.csv
@@ -62,9 +72,10 @@ done
 
 if [ "${CALLGRIND:-0}" = 1 ]; then
   command -v valgrind >/dev/null || { echo "CALLGRIND=1 needs valgrind" >&2; exit 1; }
-  for f in il.lowered.pps il.pps; do
+  for c in "check il.lowered.pps" "check il.pps" "lint il.pps" "check vh.pps"; do
+    # shellcheck disable=SC2086
     ir=$(valgrind --tool=callgrind --callgrind-out-file=/dev/null \
-      "$PPSC" check "$f" 2>&1 | sed -n 's/.*I *refs: *//p')
-    printf 'callgrind: ppsc check %-16s %s instructions\n' "$f" "$ir"
+      "$PPSC" $c 2>&1 | sed -n 's/.*I *refs: *//p')
+    printf 'callgrind: ppsc %-22s %s instructions\n' "$c" "$ir"
   done
 fi

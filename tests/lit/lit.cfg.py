@@ -12,6 +12,11 @@ config.test_exec_root = os.path.join(config.pps_binary_dir, "tests", "lit-out")
 
 config.environment["PPS_STDLIB"] = os.path.join(config.pps_source_dir, "stdlib")
 config.environment["NO_COLOR"] = "1"
+# `asan`: an ASan + UBSan build (PPS_SANITIZE, .ci/sanitize). Tests that
+# bound address space, time or memory for an uninstrumented build say
+# `UNSUPPORTED: asan` with the reason; lit lists them as unsupported.
+if getattr(config, "pps_sanitize", "").upper() in ("ON", "1", "TRUE", "YES", "Y"):
+    config.available_features.add("asan")
 config.substitutions.append(("%ppsc", os.path.join(config.pps_binary_dir, "bin", "ppsc")))
 config.substitutions.append(("%stdlib", os.path.join(config.pps_source_dir, "stdlib")))
 config.substitutions.append(("%examples", os.path.join(config.pps_source_dir, "examples")))

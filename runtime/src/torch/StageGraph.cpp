@@ -6,14 +6,22 @@
 // multi-source walk up from the parameters stops at the input path and
 // records the intermediates.
 //
+// Also the unpipelined reference (runReference) the stages' results are
+// checked against: the same modules, one process, no schedule.
+//
 //===----------------------------------------------------------------------===//
 #include "ppsrt/torch/StageGraph.h"
+
+#include "StageSupport.h"
 
 #include <torch/csrc/autograd/engine.h>
 #include <torch/csrc/autograd/function.h>
 #include <torch/csrc/autograd/function_hook.h>
 #include <torch/csrc/autograd/variable.h>
 
+#include <torch/optim/optimizer.h>
+
+#include <chrono>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -270,6 +278,86 @@ void StageGraph::backwardWeight() {
   Engine::get_default_engine().execute(Roots, In, /*keep_graph=*/false,
                                        /*create_graph=*/false,
                                        /*accumulate_grad=*/true, ParamEdges);
+}
+
+//===----------------------------------------------------------------------===//
+// The unpipelined reference
+//===----------------------------------------------------------------------===//
+
+Reference runReference(const Config &C, const ScheduleDesc &S, int Steps) {
+  Reference Ref;
+  std::vector<StageModule> Mods;
+  std::vector<std::vector<at::Tensor>> Params;
+  std::vector<std::unique_ptr<::torch::optim::Optimizer>> Opts;
+  // One module per layer: the stages that share weights use the same one.
+  for (int32_t Layer = 0; Layer < numWeightGroups(S); ++Layer) {
+    Mods.push_back(buildModule(C, Layer));
+    Params.push_back(trainable(Mods.back()));
+    Opts.push_back(C.optimizer(Params.back(), Layer));
+  }
+  double Scale = C.lossScale != 0 ? C.lossScale : 1.0 / double(S.microbatches);
+  // With weight sharing, a layer's gradient is accumulated per route and
+  // the routes' sums added in route order, the association the pipeline
+  // uses (each copy accumulates its route's microbatches, and the copies'
+  // sums are added in stage order, which is route order). The same sum,
+  // rounded the same way, so the two agree to the bit.
+  bool Shares = numWeightGroups(S) < S.stages;
+  std::vector<std::vector<at::Tensor>> Done(Params.size());
+  auto EndRoute = [&] {
+    for (size_t L = 0; L < Params.size(); ++L) {
+      if (Done[L].empty())
+        Done[L].resize(Params[L].size());
+      for (size_t I = 0; I < Params[L].size(); ++I) {
+        at::Tensor &P = Params[L][I];
+        if (!P.grad().defined())
+          continue;
+        Done[L][I] = Done[L][I].defined() ? Done[L][I] + P.grad()
+                                          : P.grad().detach().clone();
+        P.mutable_grad() = at::Tensor();
+      }
+    }
+  };
+  auto T0 = std::chrono::steady_clock::now();
+  for (int Step = 0; Step < Steps; ++Step) {
+    std::vector<double> Loss(size_t(S.stages), 0.0);
+    for (int32_t M = 0; M < S.microbatches; ++M) {
+      if (Shares && M > 0 && firstStage(S, M) != firstStage(S, M - 1))
+        EndRoute();
+      Batch B = C.data(Step, M);
+      at::Tensor X = B.input;
+      int32_t Last = lastStage(S, M);
+      for (int32_t St = firstStage(S, M); St <= Last; ++St)
+        X = guarded(St, M, "the module's forward (reference run)", [&] {
+          return Mods[size_t(weightGroupOf(S, St))].forward(X);
+        });
+      at::Tensor L = C.loss(X, B.target);
+      Loss[size_t(Last)] += L.detach().to(at::kDouble).item<double>();
+      L.backward(at::full_like(L, Scale));
+    }
+    if (Shares) {
+      EndRoute();
+      for (size_t L = 0; L < Params.size(); ++L)
+        for (size_t I = 0; I < Params[L].size(); ++I)
+          if (Done[L][I].defined())
+            Params[L][I].mutable_grad() = std::move(Done[L][I]);
+    }
+    for (auto &O : Opts) {
+      O->step();
+      O->zero_grad();
+    }
+    Ref.stageLoss.push_back(std::move(Loss));
+  }
+  Ref.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - T0)
+          .count();
+  for (auto &P : Params) {
+    std::vector<at::Tensor> Copy;
+    Copy.reserve(P.size());
+    for (const at::Tensor &T : P)
+      Copy.push_back(T.detach().clone());
+    Ref.params.push_back(std::move(Copy));
+  }
+  return Ref;
 }
 
 } // namespace torch

@@ -2,12 +2,14 @@
 //
 // One of the libtorch translation units of pps_runtime_torch: StageKernels.h
 // (the kernels F, I, W, B over the user's modules, the step's end with the
-// weight groups' gradient exchange, and the unpipelined reference). Tensors
-// in Buffers and the byte accounting are in Tensors.cpp, the split backward
-// in StageGraph.cpp.
+// weight groups' gradient exchange). Tensors in Buffers and the byte
+// accounting are in Tensors.cpp, the split backward and the unpipelined
+// reference in StageGraph.cpp; StageSupport.h has what they share.
 //
 //===----------------------------------------------------------------------===//
 #include "ppsrt/torch/StageKernels.h"
+
+#include "StageSupport.h"
 
 #include "ppsrt/Executor.h"
 
@@ -30,49 +32,6 @@ namespace torch {
 // Stage kernels
 //===----------------------------------------------------------------------===//
 
-/// Building modules seeds libtorch's global generator: one at a time.
-static std::mutex &buildMutex() {
-  static std::mutex Mu;
-  return Mu;
-}
-
-static std::string what(const std::exception &E) {
-  if (auto *C = dynamic_cast<const c10::Error *>(&E))
-    return C->what_without_backtrace();
-  return E.what();
-}
-
-/// Runs F, prefixing what it throws with the stage, the microbatch and
-/// what was running.
-template <class Fn>
-static auto guarded(int32_t Stage, int32_t Mb, const char *What, Fn &&F)
-    -> decltype(F()) {
-  try {
-    return F();
-  } catch (const std::exception &E) {
-    throw std::runtime_error(fmt::format(
-        "stage {}, microbatch {}: {} threw: {}", Stage, Mb, What, what(E)));
-  }
-}
-
-static std::runtime_error stageError(int32_t Stage, int32_t Mb,
-                                     const std::string &Msg) {
-  return std::runtime_error(
-      fmt::format("stage {}, microbatch {}: {}", Stage, Mb, Msg));
-}
-
-/// Layer Layer's module, built the deterministic way: every copy of a
-/// shared layer (and the reference's one) starts from the same weights.
-static StageModule buildModule(const Config &C, int32_t Layer) {
-  std::lock_guard<std::mutex> L(buildMutex());
-  ::torch::manual_seed(C.seed + uint64_t(Layer));
-  StageModule M = C.module(Layer);
-  if (!M.module || !M.forward)
-    throw std::runtime_error(
-        fmt::format("Config::module returned no module for layer {}", Layer));
-  return M;
-}
-
 /// How many microbatches end at Stage (their loss is computed there), from
 /// the compiler's routes when the description has them.
 static int32_t endingMicrobatches(const ScheduleDesc &S, int32_t Stage) {
@@ -86,14 +45,6 @@ static int32_t endingMicrobatches(const ScheduleDesc &S, int32_t Stage) {
   for (int32_t M = 0; M < S.microbatches; ++M)
     Count += lastStage(S, M) == Stage;
   return Count;
-}
-
-static std::vector<at::Tensor> trainable(const StageModule &M) {
-  std::vector<at::Tensor> Out;
-  for (const at::Tensor &P : M.module->parameters())
-    if (P.requires_grad())
-      Out.push_back(P);
-  return Out;
 }
 
 struct StageKernels::StageSlot {
@@ -180,7 +131,10 @@ StageKernels::StageKernels(const ScheduleDesc &Sched, Config Cfg)
   MemoryTracker::install();
 }
 
-StageKernels::~StageKernels() = default;
+// The stages' tensors (weights, gradients, optimizer state) are charged to
+// their rank's pool as other bytes, and freeing one updates that pool: free
+// them while the pools exist (members die in reverse order, Ranks first).
+StageKernels::~StageKernels() { Stages.clear(); }
 
 StageKernels::StageSlot &StageKernels::slot(int32_t Stage) {
   return *Stages[size_t(Stage)];
@@ -639,86 +593,6 @@ ActivationBytes StageKernels::activationBytes(int32_t Rank) {
   B.strict = C.strictActivationBytes;
   B.nonActivationPeak = R.pool.otherPeak;
   return B;
-}
-
-//===----------------------------------------------------------------------===//
-// The unpipelined reference
-//===----------------------------------------------------------------------===//
-
-Reference runReference(const Config &C, const ScheduleDesc &S, int Steps) {
-  Reference Ref;
-  std::vector<StageModule> Mods;
-  std::vector<std::vector<at::Tensor>> Params;
-  std::vector<std::unique_ptr<::torch::optim::Optimizer>> Opts;
-  // One module per layer: the stages that share weights use the same one.
-  for (int32_t Layer = 0; Layer < numWeightGroups(S); ++Layer) {
-    Mods.push_back(buildModule(C, Layer));
-    Params.push_back(trainable(Mods.back()));
-    Opts.push_back(C.optimizer(Params.back(), Layer));
-  }
-  double Scale = C.lossScale != 0 ? C.lossScale : 1.0 / double(S.microbatches);
-  // With weight sharing, a layer's gradient is accumulated per route and
-  // the routes' sums added in route order, the association the pipeline
-  // uses (each copy accumulates its route's microbatches, and the copies'
-  // sums are added in stage order, which is route order). The same sum,
-  // rounded the same way, so the two agree to the bit.
-  bool Shares = numWeightGroups(S) < S.stages;
-  std::vector<std::vector<at::Tensor>> Done(Params.size());
-  auto EndRoute = [&] {
-    for (size_t L = 0; L < Params.size(); ++L) {
-      if (Done[L].empty())
-        Done[L].resize(Params[L].size());
-      for (size_t I = 0; I < Params[L].size(); ++I) {
-        at::Tensor &P = Params[L][I];
-        if (!P.grad().defined())
-          continue;
-        Done[L][I] = Done[L][I].defined() ? Done[L][I] + P.grad()
-                                          : P.grad().detach().clone();
-        P.mutable_grad() = at::Tensor();
-      }
-    }
-  };
-  auto T0 = std::chrono::steady_clock::now();
-  for (int Step = 0; Step < Steps; ++Step) {
-    std::vector<double> Loss(size_t(S.stages), 0.0);
-    for (int32_t M = 0; M < S.microbatches; ++M) {
-      if (Shares && M > 0 && firstStage(S, M) != firstStage(S, M - 1))
-        EndRoute();
-      Batch B = C.data(Step, M);
-      at::Tensor X = B.input;
-      int32_t Last = lastStage(S, M);
-      for (int32_t St = firstStage(S, M); St <= Last; ++St)
-        X = guarded(St, M, "the module's forward (reference run)", [&] {
-          return Mods[size_t(weightGroupOf(S, St))].forward(X);
-        });
-      at::Tensor L = C.loss(X, B.target);
-      Loss[size_t(Last)] += L.detach().to(at::kDouble).item<double>();
-      L.backward(at::full_like(L, Scale));
-    }
-    if (Shares) {
-      EndRoute();
-      for (size_t L = 0; L < Params.size(); ++L)
-        for (size_t I = 0; I < Params[L].size(); ++I)
-          if (Done[L][I].defined())
-            Params[L][I].mutable_grad() = std::move(Done[L][I]);
-    }
-    for (auto &O : Opts) {
-      O->step();
-      O->zero_grad();
-    }
-    Ref.stageLoss.push_back(std::move(Loss));
-  }
-  Ref.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - T0)
-          .count();
-  for (auto &P : Params) {
-    std::vector<at::Tensor> Copy;
-    Copy.reserve(P.size());
-    for (const at::Tensor &T : P)
-      Copy.push_back(T.detach().clone());
-    Ref.params.push_back(std::move(Copy));
-  }
-  return Ref;
 }
 
 } // namespace torch

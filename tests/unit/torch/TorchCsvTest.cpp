@@ -123,12 +123,17 @@ TEST(TorchImport, NoTrailingNewline) {
 }
 
 TEST(TorchImport, BlankLineIsARankWithNoActions) {
+  // It holds stage 1 by the loop placement (a rank without a stage is
+  // refused: tests/lit/reliability/fuzz_findings.test).
   Importer I;
-  auto S = I.run("0F0,0B0\n\n1F0,1B0\n");
+  TorchImportOptions O;
+  O.Stages = 3;
+  O.Place = Placement::Loop;
+  auto S = I.run("0F0,0B0\n\n2F0,2B0\n", O);
   ASSERT_TRUE(S) << I.first();
   EXPECT_EQ(S->Topo.Ranks, 3);
   EXPECT_TRUE(S->Ranks[1].Actions.empty());
-  EXPECT_EQ(S->Topo.rankOf(1), 2);
+  EXPECT_EQ(S->Topo.rankOf(2), 2);
 }
 
 TEST(TorchImport, CommsTakePeersFromTheTopology) {
@@ -684,11 +689,14 @@ TEST(TorchImportFlavour, ControlInAComputeOnlyFile) {
 }
 
 TEST(TorchImportFlavour, CleanFilesDoNotWarn) {
-  for (const char *Text :
-       {",0F0,,0B0\n", "0UNSHARD,0F0,0SEND_F0\n1RECV_F0,1F0\n",
-        "0F0\n\n1F0\n"}) {
+  TorchImportOptions Loop3; // the blank line's rank holds stage 1
+  Loop3.Stages = 3;
+  Loop3.Place = Placement::Loop;
+  for (auto [Text, O] : {std::pair{",0F0,,0B0\n", TorchImportOptions{}},
+                         {"0UNSHARD,0F0,0SEND_F0\n1RECV_F0,1F0\n", {}},
+                         {"0F0\n\n2F0\n", Loop3}}) {
     Importer I;
-    ASSERT_TRUE(I.run(Text)) << Text;
+    ASSERT_TRUE(I.run(Text, O)) << Text;
     EXPECT_EQ(I.Diags.numWarnings(), 0u) << Text;
   }
 }

@@ -45,6 +45,11 @@ struct AnalysisResults {
   std::optional<std::pair<double, double>> Reordered;
   /// Makespan of the dependency timeline (align-bubbles), 0 if not run.
   double Makespan = 0;
+  /// The makespan of the dependency timeline of the current compute order,
+  /// when a pass already timed it (insert-comms does), so align-bubbles
+  /// need not time it again. The pass manager drops it after a pass that
+  /// may change the compute order (Pass::preservesComputeOrder).
+  std::optional<double> ComputeMakespan;
 };
 
 struct PassContext {
@@ -75,6 +80,10 @@ public:
   /// deadlock pass): it still runs after an earlier pass reported an error,
   /// so a lint shows every independent finding at once.
   virtual bool runsAfterErrors() const { return false; }
+  /// True if the pass keeps every rank's computes, their order and the
+  /// costs (it adds or removes only comm, control and idle actions), so
+  /// what is known about the compute order (ComputeMakespan) stays true.
+  virtual bool preservesComputeOrder() const { return false; }
 };
 
 /// A pass that only reads the schedule (verification and analysis): it
@@ -83,6 +92,7 @@ class AnalysisPass : public Pass {
 public:
   virtual void analyze(const ir::Schedule &S, PassContext &Ctx) = 0;
   void run(ir::Schedule &S, PassContext &Ctx) final { analyze(S, Ctx); }
+  bool preservesComputeOrder() const final { return true; }
 };
 
 struct PassManagerOptions {
