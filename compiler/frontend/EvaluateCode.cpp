@@ -427,4 +427,47 @@ FnCode compileFn(FnDecl &F, bool ConstRegs) {
   return CodeCompiler(F, ConstRegs).run();
 }
 
+//===----------------------------------------------------------------------===//
+// Entering a function's code
+//===----------------------------------------------------------------------===//
+
+FnCode &Evaluator::codeOf(FnDecl &F) {
+  std::unique_ptr<FnCode> &Slot = Code[{&F, ConstsReady ? 1u : 0u}];
+  if (!Slot)
+    Slot = std::make_unique<FnCode>(compileFn(F, ConstsReady));
+  return *Slot;
+}
+
+size_t Evaluator::frameSize(FnDecl &F) {
+  size_t N = std::max<size_t>(size_t(F.NumSlots), F.Params.size());
+  if (!Opts.TreeWalk)
+    N = std::max(N, size_t(codeOf(F).FrameSize));
+  return N;
+}
+
+Flow Evaluator::runBody(FnDecl &F) {
+  if (Opts.TreeWalk)
+    return execBlock(F.Body);
+  return runCode(codeOf(F));
+}
+
+Flow Evaluator::runCode(const FnCode &FC) {
+  Value *R = Stack.data() + Base;
+  for (size_t K = 0; K < FC.Consts.size(); ++K)
+    R[FC.ConstBase + int32_t(K)] = FC.Consts[K];
+  for (unsigned Used = FC.BuiltinsUsed; Used; Used &= Used - 1) {
+    unsigned K = unsigned(__builtin_ctz(Used));
+    R[FC.BuiltinBase + int32_t(K)] = {Consts[K], VT::Int};
+  }
+  return run(FC);
+}
+
+void Evaluator::budgetRanOut(const FnCode &FC, const Op &O) {
+  // The walker would have entered StepsLeft of the op's nodes and stopped
+  // at the next one.
+  LocId L = FC.ChargeLocs[O.ChargeAt + uint32_t(StepsLeft)];
+  StepsLeft = 0;
+  outOfBudget(L);
+}
+
 } // namespace pps::frontend::eval

@@ -12,22 +12,6 @@
 
 namespace pps::frontend::eval {
 
-namespace {
-/// Floor division and modulo (the sign of the result follows the divisor).
-int64_t floorDiv(int64_t A, int64_t B) {
-  int64_t Q = A / B;
-  if ((A % B != 0) && ((A < 0) != (B < 0)))
-    --Q;
-  return Q;
-}
-int64_t floorMod(int64_t A, int64_t B) {
-  int64_t R = A % B;
-  if (R != 0 && ((R < 0) != (B < 0)))
-    R += B;
-  return R;
-}
-} // namespace
-
 Value Evaluator::builtinConst(Builtin B, LocId L) {
   switch (B) {
   case Builtin::P:

@@ -16,65 +16,12 @@
 namespace pps::frontend::eval {
 
 namespace {
-/// Floor division and modulo, as EvaluateExpr.cpp's.
-int64_t floorDivide(int64_t A, int64_t B) {
-  int64_t Q = A / B;
-  if ((A % B != 0) && ((A < 0) != (B < 0)))
-    --Q;
-  return Q;
-}
-int64_t floorModulo(int64_t A, int64_t B) {
-  int64_t R = A % B;
-  if (R != 0 && ((R < 0) != (B < 0)))
-    R += B;
-  return R;
-}
-
 const char *whatName(uint8_t W) {
   static const char *Names[] = {"an integer", "an index", "a microbatch",
                                 "a stage", "a rank"};
   return Names[W];
 }
 } // namespace
-
-FnCode &Evaluator::codeOf(FnDecl &F) {
-  std::unique_ptr<FnCode> &Slot = Code[{&F, ConstsReady ? 1u : 0u}];
-  if (!Slot)
-    Slot = std::make_unique<FnCode>(compileFn(F, ConstsReady));
-  return *Slot;
-}
-
-size_t Evaluator::frameSize(FnDecl &F) {
-  size_t N = std::max<size_t>(size_t(F.NumSlots), F.Params.size());
-  if (!Opts.TreeWalk)
-    N = std::max(N, size_t(codeOf(F).FrameSize));
-  return N;
-}
-
-Flow Evaluator::runBody(FnDecl &F) {
-  if (Opts.TreeWalk)
-    return execBlock(F.Body);
-  return runCode(codeOf(F));
-}
-
-Flow Evaluator::runCode(const FnCode &FC) {
-  Value *R = Stack.data() + Base;
-  for (size_t K = 0; K < FC.Consts.size(); ++K)
-    R[FC.ConstBase + int32_t(K)] = FC.Consts[K];
-  for (unsigned Used = FC.BuiltinsUsed; Used; Used &= Used - 1) {
-    unsigned K = unsigned(__builtin_ctz(Used));
-    R[FC.BuiltinBase + int32_t(K)] = {Consts[K], VT::Int};
-  }
-  return run(FC);
-}
-
-void Evaluator::budgetRanOut(const FnCode &FC, const Op &O) {
-  // The walker would have entered StepsLeft of the op's nodes and stopped
-  // at the next one.
-  LocId L = FC.ChargeLocs[O.ChargeAt + uint32_t(StepsLeft)];
-  StepsLeft = 0;
-  outOfBudget(L);
-}
 
 Flow Evaluator::run(const FnCode &FC) {
   const Op *Ops = FC.Ops.data();
@@ -191,10 +138,10 @@ Flow Evaluator::run(const FnCode &FC) {
       PPS_ARITH(!__builtin_mul_overflow(X, Y, &Z))
     case OpCode::Div:
       PPS_ARITH(Y != 0 && !(X == INT64_MIN && Y == -1) &&
-                ((Z = floorDivide(X, Y)), true))
+                ((Z = floorDiv(X, Y)), true))
     case OpCode::Mod:
       PPS_ARITH(Y != 0 && !(X == INT64_MIN && Y == -1) &&
-                ((Z = floorModulo(X, Y)), true))
+                ((Z = floorMod(X, Y)), true))
     case OpCode::Lt:
       PPS_COMPARE(<, false)
     case OpCode::Le:
@@ -215,10 +162,10 @@ Flow Evaluator::run(const FnCode &FC) {
       PPS_ARITH_I(!__builtin_mul_overflow(X, Y, &Z))
     case OpCode::DivI:
       PPS_ARITH_I(Y != 0 && !(X == INT64_MIN && Y == -1) &&
-                  ((Z = floorDivide(X, Y)), true))
+                  ((Z = floorDiv(X, Y)), true))
     case OpCode::ModI:
       PPS_ARITH_I(Y != 0 && !(X == INT64_MIN && Y == -1) &&
-                  ((Z = floorModulo(X, Y)), true))
+                  ((Z = floorMod(X, Y)), true))
     case OpCode::LtI:
       PPS_COMPARE_I(<)
     case OpCode::LeI:
@@ -367,8 +314,8 @@ Flow Evaluator::run(const FnCode &FC) {
         fail(DiagKind::IntegerOverflow, C.Loc, "division overflows 64 bits");
         PPS_ABORT();
       }
-      R[O.A] = {C.BuiltinId == Builtin::Div ? floorDivide(X, Y.I)
-                                            : floorModulo(X, Y.I),
+      R[O.A] = {C.BuiltinId == Builtin::Div ? floorDiv(X, Y.I)
+                                            : floorMod(X, Y.I),
                 VT::Int};
       break;
     }

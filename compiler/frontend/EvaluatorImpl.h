@@ -35,6 +35,21 @@ namespace pps::frontend::eval {
 
 using namespace ast;
 
+/// Floor division and modulo (the sign of the result follows the divisor),
+/// as the language defines / and %; B is not 0.
+inline int64_t floorDiv(int64_t A, int64_t B) {
+  int64_t Q = A / B;
+  if ((A % B != 0) && ((A < 0) != (B < 0)))
+    --Q;
+  return Q;
+}
+inline int64_t floorMod(int64_t A, int64_t B) {
+  int64_t R = A % B;
+  if (R != 0 && ((R < 0) != (B < 0)))
+    R += B;
+  return R;
+}
+
 enum class Flow : uint8_t { Next, Break, Continue, Return, Abort };
 
 /// "an integer", "a bool", "an array" (for messages).

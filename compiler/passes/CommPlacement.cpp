@@ -74,34 +74,25 @@ uint64_t placeByKeys(Schedule &S, const UnitIndex &U, const Timeline &TL,
     // This rank's pair events: the receive of each unit member fed from
     // another rank, the send of each one feeding another rank.
     Events.clear();
-    uint32_t Unit = U.RankBase[R];
-    for (size_t I = 0; I < Acts.size();) {
-      if (!isCompute(Acts[I].Kind)) {
-        ++I;
-        continue;
-      }
-      unsigned Len = unitLength(Acts, I);
-      for (unsigned J = 0; J < Len; ++J) {
-        const Action &X = Acts[I + J];
-        uint32_t Me = Unit * 2 + J;
-        uint32_t P = TL.CrossProd[Me];
-        if (P != None)
-          Events.push_back(
-              {KeyOf(P, Me),
-               Action::comm(analysis::inputRecvKind(T, X), X.Microbatch,
-                            X.Stage, U.UnitRank[P], X.Loc),
-               Me, false});
-        uint32_t E = TL.CrossCons[Me];
-        if (E != None)
-          Events.push_back(
-              {KeyOf(Unit, E),
-               Action::comm(analysis::outputSendKind(T, X), X.Microbatch,
-                            X.Stage, U.UnitRank[E >> 1], X.Loc),
-               E, true});
-      }
-      I += Len;
-      ++Unit;
-    }
+    forEachUnitMember(
+        Acts, U.RankBase[R], [&](size_t I, unsigned J, uint32_t Unit) {
+          const Action &X = Acts[I];
+          uint32_t Me = Unit * 2 + J;
+          uint32_t P = TL.CrossProd[Me];
+          if (P != None)
+            Events.push_back(
+                {KeyOf(P, Me),
+                 Action::comm(analysis::inputRecvKind(T, X), X.Microbatch,
+                              X.Stage, U.UnitRank[P], X.Loc),
+                 Me, false});
+          uint32_t E = TL.CrossCons[Me];
+          if (E != None)
+            Events.push_back(
+                {KeyOf(Unit, E),
+                 Action::comm(analysis::outputSendKind(T, X), X.Microbatch,
+                              X.Stage, U.UnitRank[E >> 1], X.Loc),
+                 E, true});
+        });
     std::sort(
         Events.begin(), Events.end(),
         [](const Pending &A, const Pending &B) { return A.Key.before(B.Key); });
@@ -115,7 +106,7 @@ uint64_t placeByKeys(Schedule &S, const UnitIndex &U, const Timeline &TL,
             site(int32_t(R), New.size());
       New.push_back(E.A);
     };
-    Unit = U.RankBase[R];
+    uint32_t Unit = U.RankBase[R];
     for (size_t I = 0; I < Acts.size();) {
       if (!isCompute(Acts[I].Kind)) {
         New.push_back(Acts[I++]);

@@ -104,27 +104,18 @@ static void linkUnits(const Schedule &S, const UnitIndex &U, Timeline &TL) {
   const Topology &T = S.Topo;
   for (size_t R = 0; R < S.Ranks.size(); ++R) {
     const auto &Acts = S.Ranks[R].Actions;
-    uint32_t Lo = U.RankBase[R], Hi = U.RankBase[R + 1], Unit = Lo;
-    for (size_t I = 0; I < Acts.size();) {
-      if (!isCompute(Acts[I].Kind)) {
-        ++I;
-        continue;
-      }
-      unsigned Len = unitLength(Acts, I);
-      for (unsigned J = 0; J < Len; ++J) {
-        const Action &X = Acts[I + J];
-        if (U.HasDuplicates ? !isRegistered(T, U, X, Unit, J) : !inRange(T, X))
-          continue;
-        uint32_t EP = producerEntry(T, U, X);
-        uint32_t P = UnitIndex::unitOf(EP);
-        if (P == None || (P >= Lo && P < Hi))
-          continue;
-        TL.CrossProd[size_t(Unit) * 2 + J] = P;
-        TL.CrossCons[EP] = Unit * 2 + J;
-      }
-      I += Len;
-      ++Unit;
-    }
+    uint32_t Lo = U.RankBase[R], Hi = U.RankBase[R + 1];
+    forEachUnitMember(Acts, Lo, [&](size_t I, unsigned J, uint32_t Unit) {
+      const Action &X = Acts[I];
+      if (U.HasDuplicates ? !isRegistered(T, U, X, Unit, J) : !inRange(T, X))
+        return;
+      uint32_t EP = producerEntry(T, U, X);
+      uint32_t P = UnitIndex::unitOf(EP);
+      if (P == None || (P >= Lo && P < Hi))
+        return;
+      TL.CrossProd[size_t(Unit) * 2 + J] = P;
+      TL.CrossCons[EP] = Unit * 2 + J;
+    });
   }
 }
 

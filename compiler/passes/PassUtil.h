@@ -130,6 +130,26 @@ inline unsigned unitLength(llvm::ArrayRef<ir::Action> Acts, size_t I) {
              : 1;
 }
 
+/// Calls F(Index, Member, Unit) for each member (0, or 1 for the second of
+/// an overlap pair) of each compute unit of a rank's program Acts, in
+/// program order; its first unit is FirstUnit (UnitIndex::RankBase).
+template <class Fn>
+void forEachUnitMember(llvm::ArrayRef<ir::Action> Acts, uint32_t FirstUnit,
+                       Fn &&F) {
+  uint32_t Unit = FirstUnit;
+  for (size_t I = 0, N = Acts.size(); I < N;) {
+    if (!ir::isCompute(Acts[I].Kind)) {
+      ++I;
+      continue;
+    }
+    unsigned Len = unitLength(Acts, I);
+    for (unsigned J = 0; J < Len; ++J)
+      F(I + J, J, Unit);
+    I += Len;
+    ++Unit;
+  }
+}
+
 /// The compute units of a schedule: each compute action, or each overlap
 /// pair, is one unit; units are numbered rank by rank in program order.
 /// Unit-of lookups are by (m, s): unitF for F, unitBI for B or I (the
