@@ -202,6 +202,20 @@ PYBIND11_MODULE(_pps, m) {
       .def_property_readonly(
           "comm_stream",
           [](const Unit &U) { return commStreamOf(U.Lowered.Stream); })
+      // The comm model and stream rule a run under Comm uses: (name as
+      // comm_model reports it, the matching model's name, comm_stream, the
+      // words messages use); a ValueError if they say two things.
+      .def("comm_config",
+           [](const Unit &U, const CommArgs &Comm) {
+             ir::Schedule S;
+             S.Comm = U.Source.Comm;
+             S.Stream = U.Source.Stream;
+             applyComm(Comm, S);
+             return py::make_tuple(commModelText(S.Comm, S.Stream),
+                                   ir::commModelName(S.Comm).str(),
+                                   commStreamOf(S.Stream),
+                                   ir::commDescription(S.Comm, S.Stream));
+           })
       .def_property_readonly(
           "comm_placement",
           [](const Unit &U) -> std::optional<std::string> {
