@@ -1,5 +1,4 @@
-//===- CommOptions.cpp - the comm options, as ppsc and the Python module read
-//them
+//===- CommOptions.cpp - the comm options of ppsc and Python --------------===//
 #include "pps/pipeline/CommOptions.h"
 
 #include "pps/support/Figures.h"

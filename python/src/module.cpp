@@ -161,7 +161,8 @@ PYBIND11_MODULE(_pps, m) {
 
   // The comm options of a call, read once (ValueError in ppsc's words) and
   // handed to every function that compiles, checks or simulates.
-  py::class_<CommArgs>(m, "CommArgs", "comm_model=, stream=, ... as read");
+  py::class_<CommArgs> CommArgsType(m, "CommArgs",
+                                    "comm_model=, stream=, ... read");
   m.def("comm_args", &commArgs, py::arg("comm_model"), py::arg("stream"),
         py::arg("eager_threshold"), py::arg("comm_placement"),
         "Reads the comm options as ppsc reads --comm-model, --stream, "

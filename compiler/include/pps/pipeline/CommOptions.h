@@ -1,4 +1,4 @@
-//===- CommOptions.h - the comm options, as ppsc and the Python module read them
+//===- CommOptions.h - the comm options of ppsc and Python ----------------===//
 //
 // One reading of the options that change a schedule's comm model and stream
 // rule (ppsc's --comm-model, --stream, --eager-threshold, --comm-placement;
