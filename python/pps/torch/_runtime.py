@@ -117,17 +117,11 @@ class PipelineRuntime(_Compute, _Messages, _WeightSharing, _TraceWriter):
       one in-order stream per rank, sends of up to 64 KiB eager); default:
       the schedule's.
     stream: 'none', 'peer' or 'rank': the stream rule instead of the
-      schedule's (its comms complete in issue order on one queue per peer,
-      or per rank). On NCCL the backend's own streams run it; on other
-      backends (gloo) pps.torch emulates it with one thread per queue that
-      starts each operation once the one before it has completed.
-    eager_threshold: bytes (an int, or '64K', '1M'; 'none' for no
-      threshold) up to which a send completes without waiting for its
-      receive: the rank does not wait for it at the SEND, and its stream
-      goes on once it is posted. Measured on the tensors sent; the proof
-      uses the message sizes the schedule declares (`comm { activation
-      ...; }`). The three mean what ppsc's --comm-model, --stream and
-      --eager-threshold mean (ValueError in their words).
+      schedule's (emulated where the backend is not NCCL: see above).
+    eager_threshold: bytes (an int, '64K', 'none') up to which a send is
+      not waited for at the SEND (measured on the tensors sent; the proof
+      uses the sizes the schedule declares). The three mean what ppsc's
+      --comm-model, --stream and --eager-threshold mean.
     watchdog: seconds without progress on any rank before the run is
       stopped with a report of every rank's blocked action (0: off; errors
       still stop the other ranks).
@@ -156,9 +150,7 @@ class PipelineRuntime(_Compute, _Messages, _WeightSharing, _TraceWriter):
       model and stream rule of the run (PipelineError with lint's findings
       if it fails); False runs it unverified, with a warning (the
       `verified` attribute says which).
-
-    The run's comm model is the `comm_model` attribute ('nccl' for the
-    preset), its stream rule `comm_stream` (a pps.CommStream).
+    Attributes comm_model and comm_stream: the run's (pps.CommStream).
     """
 
     def __init__(self, schedule: Schedule, rank: Optional[int],
