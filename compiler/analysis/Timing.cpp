@@ -89,10 +89,12 @@ TimingResult Engine::run() {
   Dataflow = Opts.Dataflow;
   Route = S.Topo.route();
   StreamRule = Opts.Stream ? *Opts.Stream : S.Stream;
-  // Executor timing is what ppsrt::Executor does, which posts comms in
-  // program order on the rank's thread with no stream rule of its own.
+  // Executor timing is what ppsrt::Executor does without a stream rule
+  // (--stream=none): it posts comms in program order on the rank's thread;
+  // the eager threshold still decides which sends wait for their receive.
+  // With a stream rule the executor runs as the asynchronous timing does.
   if (Executor)
-    StreamRule = ir::CommStream();
+    StreamRule.Scope = ir::StreamScope::None;
   EagerF = schema::sendIsEager(Model, StreamRule,
                                Cost.messageBytes(ActionKind::SendF));
   EagerB = schema::sendIsEager(Model, StreamRule,

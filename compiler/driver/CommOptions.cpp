@@ -70,6 +70,8 @@ bool Session::commOptions(CommOverrides &Out) {
     else
       Out.Latency = opts::Latency;
   }
+  if (Ok)
+    LoadComm = Out;
   return Ok;
 }
 

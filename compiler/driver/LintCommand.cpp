@@ -106,6 +106,7 @@ bool fixInPlace(Session &S, const ir::Schedule &Sched,
 /// Lints opts::Input.
 Outcome lintOne(Lint &L) {
   Session S;
+  S.LoadComm = L.Comm;
   std::optional<ir::Schedule> Sched = S.load();
   auto Flush = [&] {
     if (!L.Many || opts::DiagnosticsFormat == "text") {

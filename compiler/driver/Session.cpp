@@ -187,6 +187,8 @@ std::optional<ir::Schedule> Session::load() {
     }
     if (ModelOverrides)
       ModelOverrides(Sc);
+    if (LoadComm)
+      LoadComm->apply(Sc);
   };
   std::optional<ir::Schedule> S = loadInput();
   LoadOverrides = nullptr;

@@ -347,7 +347,7 @@ void Evaluator::applyComm(PipelineItem &I) {
       if (E.Word == "nccl") {
         // NCCL as PyTorch's pipelining runs it (docs/simulation.md).
         Out.Comm = ir::CommModel::Rendezvous;
-        Out.Stream = {ir::StreamScope::Rank, schema::NcclEagerThreshold};
+        Out.Stream = schema::NcclStream;
         continue;
       }
       auto M = llvm::StringSwitch<std::optional<ir::CommModel>>(E.Word)

@@ -29,8 +29,7 @@ llvm::StringRef commModelName(CommModel C) { return schema::nameOf(C); }
 llvm::StringRef streamScopeName(StreamScope S) { return schema::nameOf(S); }
 
 bool isNcclPreset(CommModel C, const CommStream &St) {
-  return C == CommModel::Rendezvous && St.Scope == StreamScope::Rank &&
-         St.EagerThreshold == schema::NcclEagerThreshold;
+  return C == CommModel::Rendezvous && St == schema::NcclStream;
 }
 
 std::string commDescription(CommModel C, const CommStream &St) {
@@ -49,11 +48,8 @@ std::string commDescription(CommModel C, const CommStream &St) {
 }
 
 std::string commConfigProblem(CommModel C, const CommStream &St) {
-  if (C == CommModel::Batched && St.Scope == StreamScope::Peer)
-    return "a batched group (batch_isend_irecv) runs on the rank's one "
-           "stream, whatever its peers: use `stream rank` with `model "
-           "batched`";
-  return "";
+  const char *Why = schema::commConfigProblem(C, St);
+  return Why ? Why : "";
 }
 
 llvm::SmallVector<int32_t, 4> Topology::stagesOf(int32_t Rank) const {

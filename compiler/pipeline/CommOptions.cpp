@@ -45,8 +45,7 @@ std::string parseCommModel(llvm::StringRef Name, llvm::StringRef Option,
                            CommOverrides &Out) {
   if (Name == "nccl") {
     Out.Model = ir::CommModel::Rendezvous;
-    Out.Preset =
-        ir::CommStream{ir::StreamScope::Rank, schema::NcclEagerThreshold};
+    Out.Preset = schema::NcclStream;
     return "";
   }
   for (unsigned M = 0; M < schema::NumCommModels; ++M)

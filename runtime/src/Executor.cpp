@@ -38,6 +38,15 @@ Executor::Executor(const ScheduleDesc &S, int32_t Rank, Transport &T,
   if (O.trace)
     Events.reserve(size_t(Count) + 16);
   ProbeCount.assign(size_t(LocalStages), 0);
+  // Eagerness by the declared sizes, as the compiler's timing decides it
+  // (CostModel::messageBytes: gradients as big as activations unless
+  // declared).
+  EagerF = pps::schema::sendIsEager(O.comm, O.stream, S.activationBytes);
+  EagerB = pps::schema::sendIsEager(O.comm, O.stream,
+                                    S.gradientBytes < 0 ? S.activationBytes
+                                                        : S.gradientBytes);
+  if (O.stream.inOrder())
+    Streams = std::make_unique<CommStreams>(S.ranks, Rank, T, RS, O.stream);
 }
 
 Executor::~Executor() = default;
@@ -168,12 +177,27 @@ void Executor::freeRequest(int32_t R) {
   Request &Q = Requests[size_t(R)];
   Q.buf = Buffer();
   Q.done = false;
+  Q.completed = false;
+  Q.eager = false;
   Q.impl = -1;
   FreeRequests.push_back(R);
 }
 
 void Executor::waitRequest(int32_t R, WaitKind W) {
   Request &Q = Requests[size_t(R)];
+  if (Streams) {
+    // The stream's thread completes it; until then only it touches Q's
+    // transport state.
+    if (!Streams->completed(Q)) {
+      Status.waitAction.store(Q.actionIndex, std::memory_order_relaxed);
+      Status.waitKind.store(int32_t(W), std::memory_order_release);
+      Q.waitMicros = nowMicros();
+      Streams->wait(Q, Status.heldBehind);
+      Status.waitKind.store(int32_t(WaitKind::None), std::memory_order_release);
+    }
+    RS.tick();
+    return;
+  }
   if (!Q.done && !T.test(Rank, Q)) {
     Status.waitAction.store(Q.actionIndex, std::memory_order_relaxed);
     Status.waitKind.store(int32_t(W), std::memory_order_release);
@@ -327,21 +351,26 @@ void Executor::postComm(const Action &A) {
     Q.buf = std::move(Forward ? OutF[Key] : OutB[Key]);
     // What the receiver expects (0: a framed message of any size).
     Q.bytes = K.messageBytes(A.stage, !Forward);
-    T.postSend(Rank, Q);
+    Q.eager = Forward ? EagerF : EagerB;
     if (O.comm == CommModel::Batched) {
+      if (!Streams)
+        T.postSend(Rank, Q);
       Batch.push_back(R);
       return;
     }
-    if (O.comm == CommModel::Eager) {
+    if (Streams) {
+      // Issued to its stream; waited for at the end of the step.
+      Streams->issue({&Q});
+      OpenSends.push_back(R);
+      return;
+    }
+    T.postSend(Rank, Q);
+    if (O.comm == CommModel::Eager || Q.eager) {
       OpenSends.push_back(R);
       return;
     }
     waitRequest(R, WaitKind::SendMatch);
-    Request &Done = Requests[size_t(R)];
-    record(Done.actionIndex, 1, Done.postMicros, Done.doneMicros, 1,
-           flowId(Rank, Done.peer, S.ranks, Done.seq));
-    profileComm(Done);
-    freeRequest(R);
+    sendDone(R);
     return;
   }
   std::vector<int32_t> &Posted = Forward ? RecvF : RecvB;
@@ -353,40 +382,64 @@ void Executor::postComm(const Action &A) {
   // s+1: the stage of the matching send.
   Q.bytes =
       K.messageBytes(pps::schema::partnerStage(A.kind, A.stage), !Forward);
-  T.postRecv(Rank, Q);
   Posted[Key] = R;
-  if (O.comm == CommModel::Batched)
+  if (O.comm == CommModel::Batched) {
+    if (!Streams)
+      T.postRecv(Rank, Q);
     Batch.push_back(R);
-  else if (O.blockingRecv)
+    return;
+  }
+  if (Streams)
+    Streams->issue({&Q});
+  else
+    T.postRecv(Rank, Q);
+  if (O.blockingRecv)
     waitRequest(R, WaitKind::RecvData);
 }
 
+void Executor::sendDone(int32_t R) {
+  Request &D = Requests[size_t(R)];
+  record(D.actionIndex, 1, D.postMicros, D.doneMicros, 1,
+         flowId(Rank, D.peer, S.ranks, D.seq));
+  profileComm(D);
+  freeRequest(R);
+}
+
+void Executor::issueBatch() {
+  // One operation of the stream (batch_isend_irecv): its sends are waited
+  // for at the end of the step, its receives by their consumers.
+  std::vector<Request *> Group;
+  for (int32_t R : Batch) {
+    Request &Q = Requests[size_t(R)];
+    Group.push_back(&Q);
+    if (Q.sending())
+      OpenSends.push_back(R);
+  }
+  Streams->issue(std::move(Group));
+  Batch.clear();
+}
+
 void Executor::drainBatch() {
+  if (Streams) {
+    issueBatch();
+    return;
+  }
   for (int32_t R : Batch) {
     Request &Q = Requests[size_t(R)];
     bool Send = isSend(Q.action.kind);
     Current = Q.actionIndex;
     Status.action.store(Current, std::memory_order_relaxed);
     waitRequest(R, Send ? WaitKind::SendMatch : WaitKind::RecvData);
-    if (Send) {
-      Request &D = Requests[size_t(R)];
-      record(D.actionIndex, 1, D.postMicros, D.doneMicros, 1,
-             flowId(Rank, D.peer, S.ranks, D.seq));
-      profileComm(D);
-      freeRequest(R);
-    }
+    if (Send)
+      sendDone(R);
   }
   Batch.clear();
 }
 
-void Executor::drainSends(bool) {
+void Executor::drainSends() {
   for (int32_t R : OpenSends) {
     waitRequest(R, WaitKind::Drain);
-    Request &D = Requests[size_t(R)];
-    record(D.actionIndex, 1, D.postMicros, D.doneMicros, 1,
-           flowId(Rank, D.peer, S.ranks, D.seq));
-    profileComm(D);
-    freeRequest(R);
+    sendDone(R);
   }
   OpenSends.clear();
 }
@@ -498,7 +551,7 @@ void Executor::runStep(int StepNo) {
         drainBatch();
     }
     Current = Count - 1;
-    drainSends(true);
+    drainSends();
     // Receives nothing consumed still have to complete (their senders
     // block until they do); their data is dropped.
     for (std::vector<int32_t> *Posted : {&RecvF, &RecvB})

@@ -118,20 +118,10 @@ bool parseRunOptions(int Argc, char **Argv, RunOptions &O, std::string &Error) {
       if (!integer(0, MaxMessageBytes, N))
         return false;
       O.messageBytes = size_t(N);
-    } else if (Name == "--comm") {
-      if (Value == "rendezvous")
-        O.comm = CommModel::Rendezvous;
-      else if (Value == "eager")
-        O.comm = CommModel::Eager;
-      else if (Value == "batched")
-        O.comm = CommModel::Batched;
-      else {
-        Error = fmt::format("unknown comm model '{}' (expected rendezvous, "
-                            "eager or batched)",
-                            Value);
+    } else if (Name == "--comm" || Name == "--stream" ||
+               Name == "--eager-threshold") {
+      if (!parseCommOption(Name, Value, O, Error))
         return false;
-      }
-      O.commSet = true;
     } else if (Name == "--recv") {
       if (Value != "deferred" && Value != "blocking") {
         Error = fmt::format(
@@ -162,8 +152,8 @@ bool parseRunOptions(int Argc, char **Argv, RunOptions &O, std::string &Error) {
 RunResult runThreads(const ScheduleDesc &S, Kernels &K, const RunOptions &O) {
   RunResult Res;
   RunState RS(S, 0, S.ranks);
-  CommModel Comm = O.commSet ? O.comm : S.comm;
-  ThreadsTransport T(RS, S.ranks, Comm != CommModel::Eager);
+  RunComm Comm = runCommFor(S, O);
+  ThreadsTransport T(RS, S.ranks, Comm.model != CommModel::Eager);
   KernelContext Ctx = kernelContextFor(S, O);
 
   ExecOptions EO = execOptionsFor(Comm, O);
@@ -308,7 +298,8 @@ static void printUsage(const ScheduleDesc &S, const char *Argv0, bool Long) {
              "[--watchdog=SECONDS] [--kernel-timeout=SECONDS] [--trace=FILE] "
              "[--profile=FILE] [--profile-warmup=N] [--profile-clock=wall|cpu] "
              "[--time-scale=MS_PER_UNIT] "
-             "[--comm=rendezvous|eager|batched] [--recv=deferred|blocking] "
+             "[--comm=rendezvous|eager|batched|nccl] [--stream=none|peer|rank] "
+             "[--eager-threshold=BYTES] [--recv=deferred|blocking] "
              "[--message-bytes=N] "
              "[--kernel=spin|sleep] [--quiet] [-- KERNEL-ARGS...]\n",
              Argv0);
@@ -345,8 +336,19 @@ static void printUsage(const ScheduleDesc &S, const char *Argv0, bool Long) {
        "time (ranks sharing cores)"},
       {"--time-scale=MS_PER_UNIT",
        "built-in workload: how long one cost unit lasts, in ms (1)"},
-      {"--comm=rendezvous|eager|batched",
-       "run under this comm model instead of the schedule's"},
+      {"--comm=rendezvous|eager|batched|nccl",
+       "run under this comm model instead of the schedule's; nccl: "
+       "rendezvous on one in-order stream per rank, sends of up to 64 KiB "
+       "eager"},
+      {"--stream=none|peer|rank",
+       "the stream rule instead of the schedule's: comms complete in issue "
+       "order on one stream per peer or per rank, as NCCL runs them (a "
+       "receive that cannot complete holds back the comms behind it); none: "
+       "each comm on its own"},
+      {"--eager-threshold=BYTES",
+       "sends of at most this many bytes (the schedule's declared message "
+       "size; suffix K, M or G) do not wait for their receive; none: no "
+       "threshold"},
       {"--recv=deferred|blocking",
        "deferred (default): a receive is waited for by the compute that "
        "needs it; blocking: at the receive itself, as ppsc lint models"},
@@ -488,20 +490,21 @@ bool checkActivationBytes(const std::vector<int64_t> &Peaks,
 }
 
 std::string finishProfile(const ScheduleDesc &S, const RunOptions &O,
-                          CommModel Comm, const char *Program,
+                          const RunComm &Comm, const char *Program,
                           const std::vector<ProfileEvent> &Events,
                           const std::vector<ActivationBytes> &Bytes,
                           const std::vector<int64_t> &Peaks) {
   ProfileRun Run;
   Run.program = Program;
   Run.transport = O.transport;
-  Run.comm = Comm;
+  Run.comm = Comm.model;
   Run.totalSteps = O.steps;
   Run.cpuClock = O.profileCpu;
   Run.peaks = Peaks;
-  if (S.predictedMakespan > 0 && Comm == S.comm && !O.blockingRecv)
+  if (S.predictedMakespan > 0 && Comm.model == S.comm &&
+      Comm.stream == S.stream && !O.blockingRecv)
     Run.simMakespan = S.predictedMakespan;
-  Run.executorMakespan = executorMakespan(S, Comm, O.blockingRecv);
+  Run.executorMakespan = executorPrediction(S, Comm, O.blockingRecv);
   // Ranks that take turns on the cores wait for one, which no prediction
   // counts (and which the wall clock puts into every kernel's time).
   int Here = ranksHere(S, O);
@@ -519,8 +522,8 @@ std::string finishProfile(const ScheduleDesc &S, const RunOptions &O,
                       O.quiet);
 }
 
-void printMakespan(const ScheduleDesc &S, CommModel Comm, const RunOptions &O,
-                   double MakespanMicros, bool BuiltIn) {
+void printMakespan(const ScheduleDesc &S, const RunComm &Comm,
+                   const RunOptions &O, double MakespanMicros, bool BuiltIn) {
   double PerStep = MakespanMicros / O.steps;
   double Units = O.timeScale > 0 ? PerStep / (O.timeScale * 1000.0) : 0;
   fmt::print("measured makespan: {:.3f} ms per step", PerStep / 1000.0);
@@ -531,8 +534,9 @@ void printMakespan(const ScheduleDesc &S, CommModel Comm, const RunOptions &O,
     // sends block the rank, as this executor does. Both are shown when they
     // differ.
     double Sim = S.predictedMakespan;
-    double Own = executorMakespan(S, Comm, O.blockingRecv);
-    bool SimValid = Sim > 0 && Comm == S.comm && !O.blockingRecv;
+    double Own = executorPrediction(S, Comm, O.blockingRecv);
+    bool SimValid = Sim > 0 && Comm.model == S.comm &&
+                    Comm.stream == S.stream && !O.blockingRecv;
     if (SimValid)
       fmt::print("; predicted {:.3f} units by ppsc sim ({:+.2f}%)", Sim,
                  100.0 * (Units - Sim) / Sim);
@@ -576,17 +580,22 @@ int executorMain(const ScheduleDesc &S, int Argc, char **Argv) {
   // Said before anything runs (on every process under MPI).
   if (S.unverified)
     fmt::print(stderr, "warning: this executor's schedule: {}\n", S.unverified);
+  RunComm Comm = runCommFor(S, O);
+  if (const char *Why =
+          pps::schema::commConfigProblem(Comm.model, Comm.stream)) {
+    fmt::print(stderr, "error: the comm options say: {}\n", Why);
+    return ExitUsage;
+  }
   std::unique_ptr<Kernels> K = makeKernels(S);
   if (!K)
     K = std::make_unique<BusyWaitKernels>();
   if (O.transport == "mpi")
     return runMpi(S, *K, O, &Argc, &Argv);
 
-  CommModel Comm = O.commSet ? O.comm : S.comm;
   if (!O.quiet)
     fmt::print("pipeline {}: {} ranks, {} stages, {} microbatches; transport "
                "threads, comm {}, {} step{}\n",
-               S.name, S.ranks, S.stages, S.microbatches, commModelName(Comm),
+               S.name, S.ranks, S.stages, S.microbatches, describeComm(Comm),
                O.steps, O.steps == 1 ? "" : "s");
   // Whatever happens next (a process that has to end without a stuck
   // kernel thread), the banner is out.

@@ -73,6 +73,16 @@ std::string RunState::describe(int32_t Rank) {
   // The action the rank stands at: the comm itself, or the compute that
   // consumes a receive posted earlier (deferred wait).
   std::string At = formatAction(W == WaitKind::Drain ? Waited : Cur);
+  int64_t Behind = St.heldBehind.load();
+  if (Behind >= 0 && Behind != St.waitAction.load()) {
+    // Under a stream rule: queued behind an operation that cannot finish.
+    Action Head = actionAt(S, Rank, Behind);
+    return fmt::format("rank {} {} `{}`: its `{}` is held on its comm stream "
+                       "behind `{}`, which waits for rank {} to post `{}`{}",
+                       Rank, Verb, At, formatAction(Waited), formatAction(Head),
+                       Head.peer, formatAction(matchingComm(Head, Rank)),
+                       StepNote);
+  }
   std::string Line =
       fmt::format("rank {} {} `{}` waiting for rank {} to post `{}`", Rank,
                   Verb, At, Waited.peer, formatAction(Partner));

@@ -57,7 +57,7 @@ void ThreadsTransport::postSend(int32_t Self, Request &R) {
   }
   if (Wake)
     C.cv.notify_all();
-  R.done = !Rendezvous;
+  R.done = !Rendezvous || R.eager;
 }
 
 void ThreadsTransport::postRecv(int32_t Self, Request &R) {
@@ -112,6 +112,26 @@ bool ThreadsTransport::complete(int32_t Self, Request &R) {
 
 bool ThreadsTransport::test(int32_t Self, Request &R) {
   return complete(Self, R);
+}
+
+void ThreadsTransport::waitAny(int32_t Self, Request *const *Rs, size_t N,
+                               const std::atomic<bool> &Interrupt) {
+  // Polls: the requests are on different channels. Spin, then yield, then
+  // after 10 ms sleep 50 us between looks (as the MPI transport does).
+  auto Since = std::chrono::steady_clock::now();
+  for (uint64_t I = 0;; ++I) {
+    for (size_t K = 0; K < N; ++K)
+      if (complete(Self, *Rs[K]))
+        return;
+    if (Interrupt.load(std::memory_order_acquire))
+      return;
+    RS.throwIfAborted();
+    if (I < 2000 || std::chrono::steady_clock::now() - Since <
+                        std::chrono::milliseconds(10))
+      std::this_thread::yield();
+    else
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
 }
 
 void ThreadsTransport::wait(int32_t Self, Request &R) {

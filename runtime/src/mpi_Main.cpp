@@ -84,7 +84,10 @@ static std::vector<T> gatherOnRank0(const std::vector<T> &Mine, int Me,
 int runMpi(const ScheduleDesc &S, Kernels &K, const RunOptions &O, int *Argc,
            char ***Argv) {
   int Provided = 0;
-  MPI_Init_thread(Argc, Argv, MPI_THREAD_FUNNELED, &Provided);
+  // Serialized: under a stream rule the rank's stream thread moves the
+  // step's messages while the main thread runs kernels (ppsrt/
+  // CommStreams.h); the two never call MPI at the same time.
+  MPI_Init_thread(Argc, Argv, MPI_THREAD_SERIALIZED, &Provided);
   int Me = 0, Size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &Me);
   MPI_Comm_size(MPI_COMM_WORLD, &Size);
@@ -97,11 +100,21 @@ int runMpi(const ScheduleDesc &S, Kernels &K, const RunOptions &O, int *Argc,
     MPI_Finalize();
     return ExitUsage;
   }
-  CommModel Comm = O.commSet ? O.comm : S.comm;
+  RunComm Comm = runCommFor(S, O);
+  if (Comm.stream.inOrder() && Provided < MPI_THREAD_SERIALIZED) {
+    if (Me == 0)
+      fmt::print(stderr,
+                 "error: this MPI library does not let a second thread call "
+                 "MPI (MPI_THREAD_SERIALIZED), which the stream rule '{}' "
+                 "needs; run with --stream=none\n",
+                 describeComm(Comm));
+    MPI_Finalize();
+    return ExitUsage;
+  }
   if (Me == 0 && !O.quiet)
     fmt::print("pipeline {}: {} ranks, {} stages, {} microbatches; transport "
                "mpi, comm {}, {} step{}\n",
-               S.name, S.ranks, S.stages, S.microbatches, commModelName(Comm),
+               S.name, S.ranks, S.stages, S.microbatches, describeComm(Comm),
                O.steps, O.steps == 1 ? "" : "s");
   std::fflush(stdout);
 
@@ -114,7 +127,7 @@ int runMpi(const ScheduleDesc &S, Kernels &K, const RunOptions &O, int *Argc,
   double PeakMem = 0;
   ActivationBytes Bytes;
   {
-    MpiTransport T(RS, MPI_COMM_WORLD, Comm != CommModel::Eager);
+    MpiTransport T(RS, MPI_COMM_WORLD, Comm.model != CommModel::Eager);
     T.watchdogSeconds = O.watchdogSeconds;
     double KernelTimeout = kernelTimeoutFor(S, O);
     KernelContext Ctx = kernelContextFor(S, O);

@@ -145,7 +145,7 @@ void MpiTransport::postSend(int32_t Self, Request &R) {
     throw Aborted();
   }
   auto issue = [&](const void *Data_, size_t N, MPI_Request &Req) {
-    if (Rendezvous)
+    if (Rendezvous && !R.eager)
       MPI_Issend(Data_, int(N), MPI_BYTE, R.peer, Tag, Data, &Req);
     else
       MPI_Isend(Data_, int(N), MPI_BYTE, R.peer, Tag, Data, &Req);
@@ -487,6 +487,16 @@ void MpiTransport::waitRaw(MPI_Request &Req) {
 
 void MpiTransport::wait(int32_t Self, Request &R) {
   waitUntil([&] { return test(Self, R); });
+}
+
+void MpiTransport::waitAny(int32_t Self, Request *const *Rs, size_t N,
+                           const std::atomic<bool> &Interrupt) {
+  waitUntil([&] {
+    for (size_t K = 0; K < N; ++K)
+      if (test(Self, *Rs[K]))
+        return true;
+    return Interrupt.load(std::memory_order_acquire);
+  });
 }
 
 } // namespace ppsrt

@@ -8,6 +8,13 @@
 //    eager completes at the end of the step;
 //  * batched comm model: a maximal run of consecutive comm actions is posted
 //    together and completes when all of it has matched;
+//  * under a stream rule (ExecOptions::stream, ppsrt/CommStreams.h) every
+//    comm is issued to the rank's in-order streams and the walk goes on:
+//    sends are waited for at the end of the step, receives by their
+//    consumer; a batched run is one operation of the stream;
+//  * a send whose size the stream rule's eager threshold admits (the
+//    schedule's declared message bytes, as the compiler's timing reads
+//    them) does not wait for its receive;
 //  * overlap pairs and control actions go to custom handlers when installed
 //    (Kernels::installHandlers), else run their built-in behaviour.
 // The StageIO of (m, s) is created at F(m, s) and released at its last
@@ -19,6 +26,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "ppsrt/CommStreams.h"
 #include "ppsrt/Kernels.h"
 #include "ppsrt/Profile.h"
 #include "ppsrt/RunState.h"
@@ -27,6 +35,7 @@
 #include "ppsrt/Transport.h"
 
 #include <array>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -58,6 +67,9 @@ struct ExtraMessage {
 
 struct ExecOptions {
   CommModel comm = CommModel::Rendezvous;
+  /// The stream rule (the schema's): in-order streams and the eager
+  /// threshold.
+  pps::schema::CommStream stream;
   /// Wait for each receive at the RECV action itself instead of at its
   /// consumer: the lint's model, where a receive blocks in program order.
   bool blockingRecv = false;
@@ -125,8 +137,12 @@ private:
   }
   void postComm(const Action &A);
   void waitRequest(int32_t Req, WaitKind W);
-  void drainSends(bool All);
+  void drainSends();
   void drainBatch();
+  /// Issues the batched run of comms (Batch) as one stream operation.
+  void issueBatch();
+  /// Records a completed send (trace, profile) and frees it.
+  void sendDone(int32_t R);
   int32_t newRequest();
   void freeRequest(int32_t Req);
   size_t key(int32_t Mb, int32_t Stage) const;
@@ -189,10 +205,17 @@ private:
   std::vector<uint8_t> HasW;         ///< a W(m, s) is in the table
   std::vector<uint8_t> InputDone;    ///< I(m, s) freed its part
 
-  std::vector<Request> Requests;
+  /// A deque: requests stay where they are while the transport or the
+  /// streams hold them.
+  std::deque<Request> Requests;
   std::vector<int32_t> FreeRequests;
   std::vector<int32_t> OpenSends; ///< eager sends not yet complete
   std::vector<int32_t> Batch;     ///< comm requests of the current batch
+  /// The rank's in-order streams, under a stream rule.
+  std::unique_ptr<CommStreams> Streams;
+  /// Declared message bytes (ScheduleDesc) of activations and gradients:
+  /// whether a send is eager under the stream rule's threshold.
+  bool EagerF = false, EagerB = false;
 
   int64_t Live = 0, Peak = 0;
   double LiveMemory = 0, PeakMemory = 0;

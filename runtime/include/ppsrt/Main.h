@@ -42,6 +42,7 @@
 #include "ppsrt/Kernels.h"
 #include "ppsrt/Schedule.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -73,6 +74,11 @@ struct RunOptions {
   double timeScale = 1.0;  ///< ms per cost unit for the built-in workload
   CommModel comm = CommModel::Rendezvous;
   bool commSet = false;
+  /// --comm=nccl: the preset's stream rule; --stream, --eager-threshold:
+  /// one part of it. Unset parts are the schedule's (runCommFor).
+  std::optional<pps::schema::CommStream> preset;
+  std::optional<pps::schema::StreamScope> scope;
+  std::optional<double> eagerThreshold;
   bool blockingRecv = false;
   size_t messageBytes = 64;
   bool sleepKernels = false;
@@ -94,9 +100,26 @@ inline KernelContext kernelContextFor(const ScheduleDesc &S,
   Ctx.args = O.kernelArgs;
   return Ctx;
 }
-inline ExecOptions execOptionsFor(CommModel Comm, const RunOptions &O) {
+/// The comm model and stream rule of a run.
+struct RunComm {
+  CommModel model = CommModel::Rendezvous;
+  pps::schema::CommStream stream;
+};
+/// The schedule's, changed by --comm, --stream and --eager-threshold as
+/// ppsc's --comm-model, --stream and --eager-threshold change a schedule.
+RunComm runCommFor(const ScheduleDesc &S, const RunOptions &O);
+/// "rendezvous", "nccl", "rendezvous, one stream per peer, sends of up to
+/// 1024 bytes eager": the run's comm as the banner says it.
+std::string describeComm(const RunComm &C);
+/// The predicted makespan (time units) of one step of the executor under
+/// C, from the compiler's figures; < 0 if none was computed for C.
+double executorPrediction(const ScheduleDesc &S, const RunComm &C,
+                          bool BlockingRecv);
+
+inline ExecOptions execOptionsFor(const RunComm &Comm, const RunOptions &O) {
   ExecOptions EO;
-  EO.comm = Comm;
+  EO.comm = Comm.model;
+  EO.stream = Comm.stream;
   EO.blockingRecv = O.blockingRecv;
   EO.trace = !O.traceFile.empty();
   EO.profile = !O.profileFile.empty();
@@ -105,6 +128,9 @@ inline ExecOptions execOptionsFor(CommModel Comm, const RunOptions &O) {
 
 /// Parses the options above. Returns false with Error set on a bad option.
 bool parseRunOptions(int Argc, char **Argv, RunOptions &O, std::string &Error);
+/// Parses --comm, --stream or --eager-threshold (Name) into O (RunComm.cpp).
+bool parseCommOption(const std::string &Name, const std::string &Value,
+                     RunOptions &O, std::string &Error);
 
 /// Measured figures of a finished run (the threads transport fills all of
 /// them; under MPI only rank 0's copy is complete).
@@ -164,7 +190,7 @@ bool checkActivationBytes(const std::vector<int64_t> &Peaks,
 /// Writes the profile of a finished run (--profile) and prints its line;
 /// empty string on success, else the error.
 std::string finishProfile(const ScheduleDesc &S, const RunOptions &O,
-                          CommModel Comm, const char *Program,
+                          const RunComm &Comm, const char *Program,
                           const std::vector<ProfileEvent> &Events,
                           const std::vector<ActivationBytes> &Bytes,
                           const std::vector<int64_t> &Peaks);
@@ -172,7 +198,7 @@ std::string finishProfile(const ScheduleDesc &S, const RunOptions &O,
 /// predictions (ppsc sim's figure and the executor timing's, both computed
 /// by the compiler and carried in S) when the built-in workload (whose
 /// kernels last the cost model's times) ran.
-void printMakespan(const ScheduleDesc &S, CommModel Comm, const RunOptions &O,
-                   double MakespanMicros, bool BuiltIn);
+void printMakespan(const ScheduleDesc &S, const RunComm &Comm,
+                   const RunOptions &O, double MakespanMicros, bool BuiltIn);
 
 } // namespace ppsrt

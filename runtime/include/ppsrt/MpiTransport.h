@@ -31,7 +31,9 @@
 // alone. The frame carries the FIFO tag, so matching and its check are the
 // same as for plain messages.
 //
-// Only the main thread calls MPI (MPI_THREAD_FUNNELED).
+// One thread at a time calls MPI (MPI_THREAD_SERIALIZED): the main thread,
+// or under a stream rule the rank's stream thread (CommStreams), which
+// alone moves the step's messages while the main thread runs kernels.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -63,6 +65,8 @@ public:
   void postRecv(int32_t Self, Request &R) override;
   bool test(int32_t Self, Request &R) override;
   void wait(int32_t Self, Request &R) override;
+  void waitAny(int32_t Self, Request *const *Rs, size_t N,
+               const std::atomic<bool> &Interrupt) override;
 
   /// Polls an arbitrary MPI request with the same stall handling as wait().
   void waitRaw(MPI_Request &Req);

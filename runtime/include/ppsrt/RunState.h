@@ -58,6 +58,9 @@ struct RankStatus {
   std::atomic<int32_t> phase{int32_t(Phase::NotStarted)};
   std::atomic<int32_t> waitKind{int32_t(WaitKind::None)};
   std::atomic<int64_t> waitAction{-1}; ///< the comm action waited on
+  /// Under a stream rule: the comm action at the head of the stream the
+  /// waited one is queued behind (-1: none, it is the head itself).
+  std::atomic<int64_t> heldBehind{-1};
   std::atomic<int32_t> step{0};
   /// When the rank entered the kernel it is running (nowMicros()), or 0
   /// when it is not inside one.

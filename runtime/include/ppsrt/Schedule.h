@@ -113,6 +113,17 @@ struct ScheduleDesc {
   /// stages entries: the time of an overlap pair whose first compute is on
   /// the stage (< 0: overlapCost applies); null when no stage has one.
   const double *stageOverlapCost = nullptr;
+  /// The stream rule the schedule was compiled with (`comm { stream rank;
+  /// eager threshold 64 KiB; }`, the schema's); the executor runs under it
+  /// unless --comm, --stream or --eager-threshold say otherwise.
+  pps::schema::CommStream stream;
+  /// The compiler's timing engine run as the Executor runs under a stream
+  /// rule (ppsc sim's asynchronous timing: comms on in-order streams,
+  /// receives waited for by their consumers): the makespan of one step in
+  /// time units [0] under the schedule's own comm model and stream rule,
+  /// [1] under the nccl preset; < 0 if there is no such rule or the
+  /// schedule cannot finish that way. Null when not computed.
+  const double *streamMakespan = nullptr;
 };
 
 /// The time of overlap(A, B): A's stage's overlap time, else overlapCost,

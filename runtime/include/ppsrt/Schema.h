@@ -479,6 +479,21 @@ struct CommStream {
 /// why this value and how to measure one's own).
 constexpr double NcclEagerThreshold = 64 * 1024;
 
+/// The stream rule of `model nccl`: rendezvous on one in-order stream per
+/// rank, sends of up to NcclEagerThreshold bytes eager.
+constexpr CommStream NcclStream{StreamScope::Rank, NcclEagerThreshold};
+
+/// Why a comm model and a stream rule cannot go together (nullptr if they
+/// can): a batched group (batch_isend_irecv) runs on the rank's one stream,
+/// so `model batched` with `stream peer` says two different things.
+constexpr const char *commConfigProblem(CommModel Model, const CommStream &St) {
+  return Model == CommModel::Batched && St.Scope == StreamScope::Peer
+             ? "a batched group (batch_isend_irecv) runs on the rank's one "
+               "stream, whatever its peers: use `stream rank` with `model "
+               "batched`"
+             : nullptr;
+}
+
 /// True if a send of Bytes bytes completes without waiting for its receive:
 /// always under the eager model, never under rendezvous or batched unless
 /// the stream rule's threshold admits its size.

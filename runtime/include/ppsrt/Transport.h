@@ -7,7 +7,8 @@
 // before the consuming compute (deferred wait). Under the rendezvous model a
 // send completes only once the peer has posted the matching receive, as NCCL
 // send/recv do, so a schedule that hangs on GPUs hangs here too (and the
-// watchdog reports it); under eager a send completes at once.
+// watchdog reports it); under eager a send completes at once, and so does
+// one marked eager (Request::eager: the stream rule's threshold).
 //
 // Every blocking wait checks RunState::aborted() and throws Aborted, so an
 // error on one rank never leaves another hanging.
@@ -19,6 +20,7 @@
 #include "ppsrt/RunState.h"
 #include "ppsrt/Schedule.h"
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -48,6 +50,13 @@ struct Request {
   /// A send outside the schedule's table (Executor::exchange), whose
   /// action names what it carries (e.g. `reduce_grad 3`) and is no send.
   bool extraSend = false;
+  /// A send that completes without waiting for its receive, whatever the
+  /// transport's model (the stream rule's eager threshold admits its size).
+  bool eager = false;
+  /// Set by CommStreams, under its lock, once the request completed on its
+  /// stream (the executor reads it there, not `done`, which the stream's
+  /// thread writes).
+  bool completed = false;
 
   /// True if the request sends (a send action, or an extra send).
   bool sending() const { return isSend(action.kind) || extraSend; }
@@ -65,6 +74,10 @@ public:
   virtual bool test(int32_t Self, Request &R) = 0;
   /// Blocks until R is complete; throws Aborted if the run is aborted.
   virtual void wait(int32_t Self, Request &R) = 0;
+  /// Blocks until one of the N requests is complete, or Interrupt is set;
+  /// throws Aborted if the run is aborted (CommStreams' thread).
+  virtual void waitAny(int32_t Self, Request *const *Rs, size_t N,
+                       const std::atomic<bool> &Interrupt) = 0;
 };
 
 /// In-process transport: one thread per rank, one FIFO channel per ordered
@@ -78,6 +91,8 @@ public:
   void postRecv(int32_t Self, Request &R) override;
   bool test(int32_t Self, Request &R) override;
   void wait(int32_t Self, Request &R) override;
+  void waitAny(int32_t Self, Request *const *Rs, size_t N,
+               const std::atomic<bool> &Interrupt) override;
 
 private:
   struct Msg {

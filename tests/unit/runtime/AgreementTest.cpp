@@ -56,13 +56,15 @@ struct Checked {
 /// Counts of what was compared, printed by each test so a silent skip
 /// shows.
 struct Tally {
-  unsigned Schedules = 0, Clean = 0, RuntimeRuns = 0, SynthCompared = 0,
-           SynthTimed = 0;
+  unsigned Schedules = 0, Clean = 0, RuntimeRuns = 0, StreamRuns = 0,
+           SynthCompared = 0, SynthTimed = 0;
   ~Tally() {
     if (Schedules)
-      fmt::print("agreement: {} schedules, {} lint clean, {} runtime runs, "
-                 "synthesis' evaluator on {} ({} timed)\n",
-                 Schedules, Clean, RuntimeRuns, SynthCompared, SynthTimed);
+      fmt::print("agreement: {} schedules, {} lint clean, {} runtime runs "
+                 "({} more under stream rules), synthesis' evaluator on {} "
+                 "({} timed)\n",
+                 Schedules, Clean, RuntimeRuns, StreamRuns, SynthCompared,
+                 SynthTimed);
   }
 };
 Tally Count;
@@ -215,13 +217,39 @@ void checkAgreement(const std::string &Name, ir::Schedule S, bool AllModels) {
                    Sim.Deadlocked ? -1.0 : Sim.Makespan);
   std::vector<double> Emitted = emittedArray(Cpp, "kExecutorMakespan");
   ASSERT_EQ(Emitted.size(), 2 * schema::NumCommModels);
+  // ... and under a stream rule, ppsc sim's timing of it: for the
+  // schedule's own rule and for the nccl preset.
+  std::vector<double> EmStreams = emittedArray(Cpp, "kStreamMakespan");
+  ASSERT_EQ(EmStreams.size(), 2u);
+  auto StreamTime = [&](ir::CommModel Model, ir::CommStream St) {
+    sim::SimOptions SO = Lean;
+    SO.CommModel = Model;
+    SO.Stream = St;
+    SO.BlockingComm = false;
+    SO.Dataflow = sim::DataflowMode::Comms;
+    sim::SimResult X = sim::simulate(S, SO);
+    return X.Deadlocked ? -1.0 : X.Makespan;
+  };
+  EXPECT_DOUBLE_EQ(EmStreams[0],
+                   S.Stream.inOrder() ? StreamTime(S.Comm, S.Stream) : -1.0);
+  EXPECT_DOUBLE_EQ(EmStreams[1],
+                   StreamTime(ir::CommModel::Rendezvous, schema::NcclStream));
   auto T = rttest::layOut(S);
+  EXPECT_DOUBLE_EQ(
+      ppsrt::executorPrediction(
+          T->Desc,
+          ppsrt::RunComm{ir::CommModel::Rendezvous, schema::NcclStream}, false),
+      EmStreams[1])
+      << "the runtime's prediction under the nccl preset";
   analysis::Matching M = analysis::matchComms(S);
   EXPECT_TRUE(M.clean()) << "lint passed but the matching is not clean";
   for (ir::CommModel Model : Models) {
-    // The executor and its timing run the model without a stream rule (no
-    // eager threshold): checked under the same.
-    bool Free = analysis::checkDeadlock(S, M, Model, ir::CommStream()).Free;
+    // The executor and its timing without a stream rule (--stream=none):
+    // no in-order streams, the schedule's eager threshold: checked under
+    // the same.
+    const ir::CommStream NoStreams{ir::StreamScope::None,
+                                   S.Stream.EagerThreshold};
+    bool Free = analysis::checkDeadlock(S, M, Model, NoStreams).Free;
     for (bool BlockingRecv : {false, true}) {
       sim::SimOptions SO = Lean;
       SO.CommModel = Model;
@@ -246,7 +274,7 @@ void checkAgreement(const std::string &Name, ir::Schedule S, bool AllModels) {
     // The async simulator finishes whatever the analysis proves free.
     sim::SimOptions SO = Lean;
     SO.CommModel = Model;
-    SO.Stream = ir::CommStream();
+    SO.Stream = NoStreams;
     if (Free) {
       EXPECT_FALSE(sim::simulate(S, SO).Deadlocked)
           << ir::commModelName(Model).str();
@@ -254,7 +282,9 @@ void checkAgreement(const std::string &Name, ir::Schedule S, bool AllModels) {
 
     // Under the stream rule (docs/simulation.md, "Streams") the deadlock
     // analysis and the timing engine run the same in-order streams: one
-    // finishes exactly when the other proves it free.
+    // finishes exactly when the other proves it free; and the runtime's
+    // streams (ppsrt::CommStreams) run it to the end.
+    std::vector<ir::CommStream> FreeStreams;
     for (ir::CommStream St :
          {ir::CommStream{ir::StreamScope::Rank, schema::NcclEagerThreshold},
           ir::CommStream{ir::StreamScope::Rank, -1},
@@ -268,6 +298,8 @@ void checkAgreement(const std::string &Name, ir::Schedule S, bool AllModels) {
       EXPECT_EQ(!sim::simulate(S, SS).Deadlocked, StreamFree)
           << "simulator vs deadlock analysis under the "
           << ir::commDescription(Model, St);
+      if (StreamFree)
+        FreeStreams.push_back(St);
     }
 
     // The runtime: matching (no FIFO mismatch, no hang) and peaks.
@@ -281,14 +313,22 @@ void checkAgreement(const std::string &Name, ir::Schedule S, bool AllModels) {
     O.comm = Model;
     O.commSet = true;
     O.quiet = true;
-    ppsrt::RunResult R = ppsrt::runThreads(T->Desc, K, O);
-    EXPECT_EQ(R.exitCode, ppsrt::ExitOk)
-        << ir::commModelName(Model).str() << ": " << R.error;
-    EXPECT_EQ(R.peakActivations, Live) << "measured live activations per rank, "
-                                       << ir::commModelName(Model).str();
-    expectSamePeaks(R.peakMemory, Peaks,
-                    "measured peak memory per rank, " +
-                        ir::commModelName(Model).str());
+    // Without a stream rule, as the deadlock analysis above was asked.
+    O.preset = NoStreams;
+    auto Run = [&](const std::string &Under) {
+      ppsrt::RunResult R = ppsrt::runThreads(T->Desc, K, O);
+      EXPECT_EQ(R.exitCode, ppsrt::ExitOk) << Under << ": " << R.error;
+      EXPECT_EQ(R.peakActivations, Live)
+          << "measured live activations per rank, " << Under;
+      expectSamePeaks(R.peakMemory, Peaks,
+                      "measured peak memory per rank, " + Under);
+    };
+    Run(ir::commModelName(Model).str());
+    for (const ir::CommStream &St : FreeStreams) {
+      ++Count.StreamRuns;
+      O.preset = St;
+      Run(ir::commDescription(Model, St));
+    }
   }
 }
 

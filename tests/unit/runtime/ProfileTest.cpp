@@ -221,13 +221,12 @@ TEST(Profile, ARunTimesEveryStageAndTheSplitOfItsBackwards) {
     EXPECT_GE(S.I.min, 0.2);
   }
   EXPECT_GT(P.stepTime.mean, 0);
-  std::string Err =
-      finishProfile(T->Desc, O, CommModel::Rendezvous, "exec", R.profile,
-                    R.activationBytes, R.peakActivations);
+  std::string Err = finishProfile(T->Desc, O, RunComm{}, "exec", R.profile,
+                                  R.activationBytes, R.peakActivations);
   EXPECT_EQ(Err, "");
   std::remove(O.profileFile.c_str());
   O.profileFile = "/dev/full";
-  Err = finishProfile(T->Desc, O, CommModel::Rendezvous, "exec", R.profile,
+  Err = finishProfile(T->Desc, O, RunComm{}, "exec", R.profile,
                       R.activationBytes, R.peakActivations);
   EXPECT_EQ(Err, "cannot write '/dev/full': No space left on device");
 }
@@ -244,7 +243,7 @@ TEST(Profile, TheOptionsAreParsed) {
   const char *Clock[] = {"exec", "--profile-clock=tsc"};
   EXPECT_FALSE(parseRunOptions(2, const_cast<char **>(Clock), O, Err));
   EXPECT_EQ(Err, "unknown clock 'tsc' (expected wall or cpu)");
-  EXPECT_TRUE(execOptionsFor(CommModel::Rendezvous, O).profile);
+  EXPECT_TRUE(execOptionsFor(RunComm{}, O).profile);
   const char *Bad[] = {"exec", "--profile-warmup=1.5"};
   EXPECT_FALSE(parseRunOptions(2, const_cast<char **>(Bad), O, Err));
   EXPECT_EQ(Err, "bad value '1.5' for --profile-warmup (expected a whole "

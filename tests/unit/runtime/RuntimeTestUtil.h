@@ -33,7 +33,7 @@ struct Tables {
   std::vector<ppsrt::StageCost> Costs;
   std::vector<int64_t> Peaks;
   std::vector<double> MemoryPeaks, StageOverlap;
-  std::vector<double> Executor;
+  std::vector<double> Executor, Streams;
   ppsrt::ScheduleDesc Desc{};
 };
 
@@ -93,6 +93,9 @@ inline std::unique_ptr<Tables> layOut(ir::Schedule S) {
     D.stageOverlapCost = T->StageOverlap.data();
   T->Executor = backends::executorMakespans(Sc);
   D.executorMakespan = T->Executor.data();
+  D.stream = Sc.Stream;
+  T->Streams = backends::streamMakespans(Sc);
+  D.streamMakespan = T->Streams.data();
   return T;
 }
 

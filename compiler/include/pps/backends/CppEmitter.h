@@ -51,6 +51,13 @@ void emitCpp(const ir::Schedule &S, const CppEmitOptions &Opts,
 /// finish.
 std::vector<double> executorMakespans(const ir::Schedule &S);
 
+/// The makespan of one step as ppsrt::Executor runs S under a stream rule
+/// (the timing engine's asynchronous timing, as ppsc sim runs it): [0]
+/// under S's own comm model and stream rule (-1 if S has no in-order
+/// streams), [1] under the nccl preset (ppsrt::ScheduleDesc::
+/// streamMakespan); -1 where S cannot finish.
+std::vector<double> streamMakespans(const ir::Schedule &S);
+
 /// The schema::RowWords words of A's row in a generated executor's table
 /// (ppsrt/Schema.h's encoding).
 void encodeRow(const ir::Action &A, int32_t *Row);

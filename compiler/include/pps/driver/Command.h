@@ -121,6 +121,9 @@ public:
   /// load() too: load() lets a schedule body that reads its costs see them,
   /// after --costs (FrontendOptions::ModelOverrides).
   std::function<void(ir::Schedule &)> ModelOverrides;
+  /// The comm options commOptions() read: load() applies them while the
+  /// front end compiles too, so a body that reads comm_time() sees them.
+  std::optional<CommOverrides> LoadComm;
   /// Reads --costs (empty if not given); false on error (reported).
   bool loadCostsFile(std::optional<frontend::CostsFile> &Out);
   /// Loads opts::Input without --costs.
