@@ -142,8 +142,8 @@ UnitPtr finish(std::shared_ptr<SourceManager> SM, DiagnosticEngine &Diags,
 }
 
 std::optional<ReportData> prove(const Unit &U, const CommArgs &Comm,
-                                bool ComputesOnly) {
-  ir::Schedule S = U.Source;
+                                bool ComputesOnly, bool Lowered) {
+  ir::Schedule S = Lowered ? U.Lowered : U.Source;
   applyComm(Comm, S);
   // As `ppsc emit --target=torch` without --with-comms: the file carries no
   // comms, so what is proved is its computes with the order pps inserts.

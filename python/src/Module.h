@@ -184,9 +184,12 @@ SourceArgs sourceArgs(const std::string &Source, bool IsText,
 /// schedule's model if unset): an empty report if it passed, else every
 /// finding. The one check behind every export and pps.torch. ComputesOnly
 /// proves U's computes with the comms pps inserts, ignoring the source's
-/// own (what a compute-only torch CSV carries).
+/// own (what a compute-only torch CSV carries). Lowered proves U's lowered
+/// form, comms as placed, instead of its source: what a runtime runs,
+/// whatever placement Comm's model would choose.
 std::optional<ReportData> prove(const Unit &U, const CommArgs &Comm,
-                                bool ComputesOnly = false);
+                                bool ComputesOnly = false,
+                                bool Lowered = false);
 
 /// `ppsc lint` of U under Comm: every finding.
 ReportData lintUnit(const Unit &U, const CommArgs &Comm);

@@ -205,17 +205,25 @@ PYBIND11_MODULE(_pps, m) {
           [](const Unit &U) { return commStreamOf(U.Lowered.Stream); })
       // The comm model and stream rule a run under Comm uses: (name as
       // comm_model reports it, the matching model's name, comm_stream, the
-      // words messages use); a ValueError if they say two things.
+      // words messages use, whether a forward and a backward message is
+      // sent eagerly by its declared size, as the C++ executor decides);
+      // a ValueError if they say two things.
       .def("comm_config",
            [](const Unit &U, const CommArgs &Comm) {
              ir::Schedule S;
              S.Comm = U.Source.Comm;
              S.Stream = U.Source.Stream;
              applyComm(Comm, S);
+             const ir::CostModel &C = U.Lowered.Cost;
+             auto Eager = [&](ir::ActionKind K) {
+               return schema::sendIsEager(S.Comm, S.Stream, C.messageBytes(K));
+             };
              return py::make_tuple(commModelText(S.Comm, S.Stream),
                                    ir::commModelName(S.Comm).str(),
                                    commStreamOf(S.Stream),
-                                   ir::commDescription(S.Comm, S.Stream));
+                                   ir::commDescription(S.Comm, S.Stream),
+                                   Eager(ir::ActionKind::SendF),
+                                   Eager(ir::ActionKind::SendB));
            })
       .def_property_readonly(
           "comm_placement",
@@ -310,20 +318,21 @@ PYBIND11_MODULE(_pps, m) {
           py::arg("verify") = true, py::call_guard<py::gil_scoped_release>())
       .def("to_torch_csv", &torchCsv, py::arg("with_comms"),
            py::arg("verify") = true, py::call_guard<py::gil_scoped_release>())
-      // The proof alone: None if it passed, else lint's report.
+      // The proof alone: None if it passed, else lint's report; lowered:
+      // of the comms as placed (what pps.torch runs).
       .def(
           "prove",
-          [](const Unit &U, const CommArgs &Comm) -> py::object {
+          [](const Unit &U, const CommArgs &Comm, bool Lowered) -> py::object {
             std::optional<ReportData> R;
             {
               py::gil_scoped_release NoGil;
-              R = prove(U, Comm);
+              R = prove(U, Comm, /*ComputesOnly=*/false, Lowered);
             }
             if (!R)
               return py::none();
             return reportToPython(*R);
           },
-          py::arg("comm"))
+          py::arg("comm"), py::arg("lowered") = false)
       // Routes, data and loss ranks, weight-sharing groups: derived once by
       // the compiler (analysis/Routes.h) for every runtime.
       .def_property_readonly("layout",

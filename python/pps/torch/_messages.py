@@ -183,7 +183,7 @@ class _Messages:
                 self._batch.append(req)
                 return
             group = self._group
-            eager = self._send_is_eager(tensors)
+            eager = self._eager_f if fwd else self._eager_b
             stream = self._stream_to(peer)
             if stream is not None:
                 stream.submit(req, lambda: [dist.isend(t, dst, group=group)
@@ -191,7 +191,9 @@ class _Messages:
             else:
                 req.works = [dist.isend(t, dst, group=group)
                              for t in tensors]
-            if eager:
+            # Under a stream rule the rank issues and goes on (the stream
+            # orders the operations), as an eager send does.
+            if eager or self.comm_stream.scope != "none":
                 self._open_sends.append(req)
                 return
             self._wait(req, WAIT_SEND)
@@ -220,18 +222,6 @@ class _Messages:
             req.works = [dist.irecv(t, dst, group=group) for t in tensors]
         if self._blocking_recv:
             self._wait(req, WAIT_RECV)
-
-    def _send_is_eager(self, tensors: Sequence[Tensor]) -> bool:
-        """The schema's sendIsEager on the message's bytes: always under
-        the eager model, else when the stream rule's threshold admits
-        them."""
-        if self._model == "eager":
-            return True
-        limit = self._eager_threshold
-        if limit is None:
-            return False
-        size = sum(t.numel() * t.element_size() for t in tensors)
-        return 0 < size <= limit
 
     def _stream_to(self, peer: int) -> Optional[CommStream]:
         """The emulated stream of the comms with peer (None when the

@@ -16,17 +16,19 @@ point-to-point operations, action for action as the C++ executor does
   rank waits for it there, under eager at the end of the step, under
   batched a maximal run of consecutive comm actions is posted together
   (batch_isend_irecv) and completes together. A send of at most the
-  stream rule's eager threshold is waited on at the end of the step, as
-  under eager. Each work is waited on exactly once (a second wait() on a
-  completed gloo work blocks).
+  eager threshold is waited on at the end of the step, as under eager.
+  Each work is waited on exactly once (a second wait() on a completed gloo
+  work blocks).
 * The stream rule (comm_model='nccl', or stream='rank' / 'peer'): the
-  rank's comms complete in issue order on one in-order queue per rank (or
-  per peer), each started once the one before it completed, so a receive
-  whose data is not there yet holds back the sends behind it, as NCCL's
-  streams do (PyTorch #188833). NCCL does this itself; on other backends
-  (gloo) pps.torch emulates it with a thread per queue (_streams.py).
-  Under batched every group completes before the rank goes on, so the
-  queue never holds anything back.
+  rank issues its comms and goes on (sends are waited on at the end of the
+  step, receives by their consumer); they complete in issue order on one
+  in-order queue per rank (or per peer), each started once the one before
+  it completed (a send under the eager threshold completes once posted),
+  so a receive whose data is not there yet holds back the sends behind
+  it, as NCCL's streams do (PyTorch #188833) and the C++ executor runs it. NCCL does this itself; on other backends (gloo)
+  pps.torch emulates it with a thread per queue (_streams.py). Under
+  batched every group completes before the rank goes on, so the queue
+  never holds anything back.
 * overlap pairs run in order (or through an overlap handler); UNSHARD,
   RESHARD, REDUCE_GRAD call handlers (no-ops by default); after the table,
   the optimizer steps and the gradients are zeroed.
@@ -49,12 +51,12 @@ that stage boundary must have them (checked before sending, with both
 ranks and the action named).
 
 This file builds the runtime and runs the step loop (the table, handlers,
-status lines, the trace at close); the actions live beside it: _compute.py
-(F, I, W, B and the activation count), _messages.py (sends, receives and
-their shapes), _streams.py (the stream rule where the backend does not run
-it), _sharing.py (weight sharing), _memory.py (activation bytes),
-_schema.py (the kinds and PipelineError), _trace.py (the trace close()
-writes).
+the end of the run); the actions live beside it: _compute.py (F, I, W, B
+and the activation count), _messages.py (sends, receives and their
+shapes), _streams.py (the stream rule where the backend does not run it),
+_sharing.py (weight sharing), _memory.py (activation bytes), _schema.py
+(the kinds and PipelineError), _trace.py (the trace close() writes),
+_watchdog.py (the watchdog and the status lines).
 """
 
 import itertools
@@ -69,7 +71,7 @@ from typing import (Any, Callable, Dict, List, Mapping, Optional, Sequence,
 import torch
 from torch import Tensor
 
-from .. import Action, CommStream, Schedule
+from .. import Action, CommStream, Findings, Schedule
 from .._args import _comm
 from ._compute import _Compute
 from ._memory import _storage
@@ -78,16 +80,15 @@ from ._schema import (_CODES, _IS_COMM, _IS_COMPUTE, _KINDS, _ROW, B, F, I,
                       W, PipelineError)
 from ._sharing import _WeightSharing
 from ._split import Stage, StageState
-from ._streams import holder
 from ._trace import Event, _TraceWriter
-from ._watchdog import (BETWEEN_STEPS, CLOSED, FAILED, NOT_STARTED, RUNNING,
-                        WAIT_DRAIN, WAIT_NONE, WAIT_RECV, Keys, Status,
-                        Watchdog)
+from ._watchdog import (BETWEEN_STEPS, CLOSED, FAILED, RUNNING, WAIT_DRAIN,
+                        WAIT_NONE, Keys, Status, Watchdog, _StatusLine)
 
 _runtime_ids = itertools.count()
 
 
-class PipelineRuntime(_Compute, _Messages, _WeightSharing, _TraceWriter):
+class PipelineRuntime(_Compute, _Messages, _WeightSharing, _TraceWriter,
+                      _StatusLine):
     """Runs one rank of a compiled schedule (pps.compile & co.) on the stage
     modules this rank holds. One per process, on the default process group
     (or `group`) of torch.distributed, initialised by the caller with any
@@ -118,10 +119,11 @@ class PipelineRuntime(_Compute, _Messages, _WeightSharing, _TraceWriter):
       the schedule's.
     stream: 'none', 'peer' or 'rank': the stream rule instead of the
       schedule's (emulated where the backend is not NCCL: see above).
-    eager_threshold: bytes (an int, '64K', 'none') up to which a send is
-      not waited for at the SEND (measured on the tensors sent; the proof
-      uses the sizes the schedule declares). The three mean what ppsc's
-      --comm-model, --stream and --eager-threshold mean.
+    eager_threshold: bytes (an int, '64K', 'none') up to which a send
+      completes without its receive, by the message sizes the schedule
+      declares (`comm { activation ...; }`; undeclared: larger than any),
+      as the proof and the C++ executor decide it. The three mean what
+      ppsc's --comm-model, --stream and --eager-threshold mean.
     watchdog: seconds without progress on any rank before the run is
       stopped with a report of every rank's blocked action (0: off; errors
       still stop the other ranks).
@@ -185,13 +187,17 @@ class PipelineRuntime(_Compute, _Messages, _WeightSharing, _TraceWriter):
         # The comm model and stream rule of this run, read by the compiler
         # as ppsc reads --comm-model, --stream and --eager-threshold.
         comm = _comm(comm_model, stream, eager_threshold)
-        model, base, rule, words = schedule._unit.comm_config(comm)
+        model, base, rule, words, eager_f, eager_b = \
+            schedule._unit.comm_config(comm)
         # The proof every executable export runs (one check, the
         # compiler's), under the comm model this run uses.
         self.verified = False
         if verify:
-            found = schedule.prove(comm_model, stream=stream,
-                                   eager_threshold=eager_threshold)
+            # The comms as placed, which is what runs (a comm model given
+            # here could make the lowering place others).
+            report = schedule._unit.prove(comm, lowered=True)
+            found = Findings() if report is None else \
+                Findings._from_report(report)
             if found.errors:
                 raise PipelineError(
                     "the schedule is not proved free of deadlock under the %s "
@@ -236,7 +242,10 @@ class PipelineRuntime(_Compute, _Messages, _WeightSharing, _TraceWriter):
         self.comm_model = model
         self.comm_stream = CommStream(rule["scope"], rule["eager_threshold"])
         self._model = base
-        self._eager_threshold = rule["eager_threshold"]
+        # Whether a send of a forward / backward message is eager, by the
+        # sizes the schedule declares (schema::sendIsEager, as the proof
+        # and the C++ executor decide it).
+        self._eager_f, self._eager_b = eager_f, eager_b
         self._group = group
         M = schedule.microbatches
         self._microbatches = M
@@ -447,7 +456,7 @@ class PipelineRuntime(_Compute, _Messages, _WeightSharing, _TraceWriter):
         comms this rank issued while the one ahead of them on their stream
         had not completed, and how long they waited to start (the measured
         side of SimResult.stream_held); (0, 0.0) otherwise."""
-        ops = sum(st.held for st in self._all_streams)
+        ops = sum(st.held_ops for st in self._all_streams)
         return ops, sum(st.held_time for st in self._all_streams)
 
     @property
@@ -463,44 +472,6 @@ class PipelineRuntime(_Compute, _Messages, _WeightSharing, _TraceWriter):
         """This rank's recorded events (action index, rank, step, lane,
         flow, flow id, start, end), times in seconds of time.perf_counter()."""
         return list(self._events or [])
-
-    def describe(self) -> str:
-        """This rank's status line, as the watchdog reports it."""
-        st = self._status
-        r = self.rank
-        n = len(self._acts)
-        i = st.action
-        note = " (step %d)" % st.step if st.step else ""
-        if st.phase == NOT_STARTED:
-            return "rank %d has not started" % r
-        if st.phase in (BETWEEN_STEPS, CLOSED):
-            return "rank %d finished all %d actions" % (r, n)
-        if st.phase == FAILED:
-            return "rank %d stopped at action %d of %d" % (r, i, n)
-        cur = self._acts_text[i] if 0 <= i < n else "?"
-        kind = st.wait_kind
-        if kind == WAIT_NONE:
-            return "rank %d is running `%s` (action %d of %d)%s" % (
-                r, cur, i, n, note)
-        w = st.wait_action
-        peer = self._acts[w][3]
-        waited = self._acts_text[w]
-        other = self._acts_partner[w]
-        verb = ("finished its actions and blocks at" if kind == WAIT_DRAIN
-                else "blocks at")
-        at = waited if kind == WAIT_DRAIN else cur
-        line = "rank %d %s `%s` waiting for rank %d to post `%s`" % (
-            r, verb, at, peer, other)
-        # Held back on its stream: what it waits for is the operation ahead.
-        ahead = holder(self._waiting)
-        if ahead is not None:
-            line = ("rank %d %s `%s`, held back on its comm stream behind "
-                    "`%s`, which waits for rank %d to post `%s`" % (
-                        r, verb, at, self._acts_text[ahead.index], ahead.peer,
-                        self._acts_partner[ahead.index]))
-        if kind == WAIT_RECV and w != i:
-            line += " (for `%s`, action %d)" % (waited, w)
-        return line + note
 
     # --- running --------------------------------------------------------------
 

@@ -27,7 +27,7 @@ from typing import Callable, List, Optional
 class CommStream:
     """One in-order queue of comm operations and the thread serving it."""
 
-    __slots__ = ("_queue", "_thread", "_last", "_failed", "held",
+    __slots__ = ("_queue", "_thread", "_last", "_failed", "held_ops",
                  "held_time")
 
     def __init__(self, name: str):
@@ -36,7 +36,7 @@ class CommStream:
         self._failed: Optional[BaseException] = None
         # Operations issued while the one ahead of them had not completed,
         # and the seconds from their issue (req.post) to their start.
-        self.held = 0
+        self.held_ops = 0
         self.held_time = 0.0
         self._thread = threading.Thread(target=self._serve, name=name,
                                         daemon=True)
@@ -54,6 +54,19 @@ class CommStream:
         busy = ahead is not None and not ahead.ready.is_set()
         self._queue.put((req, start, eager, busy))
 
+    def held(self):
+        """(op, holder): the first operation issued and not started, and
+        the one ahead of it that has started and not completed; or None."""
+        req = self._last
+        if req is None or req.started:
+            return None
+        while req.behind is not None and not req.behind.started:
+            req = req.behind
+        ahead = req.behind
+        if ahead is None or ahead.ready.is_set():
+            return None
+        return req, ahead
+
     def close(self) -> None:
         """Ends the thread once the operations queued so far are served."""
         self._queue.put(None)
@@ -69,7 +82,7 @@ class CommStream:
                 req.ready.set()
                 continue
             if busy:
-                self.held += 1
+                self.held_ops += 1
                 self.held_time += max(0.0, time.perf_counter() - req.post)
             try:
                 req.started = True
