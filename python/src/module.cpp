@@ -218,12 +218,11 @@ PYBIND11_MODULE(_pps, m) {
              auto Eager = [&](ir::ActionKind K) {
                return schema::sendIsEager(S.Comm, S.Stream, C.messageBytes(K));
              };
-             return py::make_tuple(commModelText(S.Comm, S.Stream),
-                                   ir::commModelName(S.Comm).str(),
-                                   commStreamOf(S.Stream),
-                                   ir::commDescription(S.Comm, S.Stream),
-                                   Eager(ir::ActionKind::SendF),
-                                   Eager(ir::ActionKind::SendB));
+             return py::make_tuple(
+                 commModelText(S.Comm, S.Stream),
+                 ir::commModelName(S.Comm).str(), commStreamOf(S.Stream),
+                 ir::commDescription(S.Comm, S.Stream),
+                 Eager(ir::ActionKind::SendF), Eager(ir::ActionKind::SendB));
            })
       .def_property_readonly(
           "comm_placement",
