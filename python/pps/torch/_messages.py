@@ -13,7 +13,7 @@ import torch
 from torch import Tensor
 
 from ._schema import _IS_FORWARD, _IS_SEND, PipelineError
-from ._streams import CommStream
+from ._streams import CommQueue
 from ._trace import flow_id
 from ._watchdog import WAIT_NONE, WAIT_RECV, WAIT_SEND
 
@@ -92,7 +92,7 @@ class _Req:
         self.post = 0.0
         self.end = 0.0
         self.seq = 0
-        # On an emulated stream (_streams.CommStream): set once the
+        # On an emulated stream (_streams.CommQueue): set once the
         # operation completed (or failed with error); started once its
         # works were posted; behind: the operation issued before it.
         self.ready = None
@@ -223,7 +223,7 @@ class _Messages:
         if self._blocking_recv:
             self._wait(req, WAIT_RECV)
 
-    def _stream_to(self, peer: int) -> Optional[CommStream]:
+    def _stream_to(self, peer: int) -> Optional[CommQueue]:
         """The emulated stream of the comms with peer (None when the
         backend runs the stream rule itself, or there is none)."""
         if not self._emulate_streams:
@@ -231,7 +231,7 @@ class _Messages:
         key = peer if self.comm_stream.scope == "peer" else -1
         stream = self._streams.get(key)
         if stream is None:
-            stream = CommStream("pps.torch rank %d comm stream%s" % (
+            stream = CommQueue("pps.torch rank %d comm stream%s" % (
                 self.rank, "" if key < 0 else " to rank %d" % key))
             self._streams[key] = stream
             self._all_streams.append(stream)

@@ -12,11 +12,11 @@ started). On NCCL the backend orders the operations on its own streams and
 pps.torch adds nothing (PipelineRuntime decides).
 
 The main thread issues each operation (the tensors are allocated and the
-message checked there) and waits for it where the schedule needs it: a
-send under rendezvous at the SEND, a receive at its consumer. The queue's
-thread calls isend / irecv and waits on each work exactly once (a second
-wait() on a completed gloo work blocks), except for an eager send's works,
-which the main thread waits on at the end of the step."""
+message checked there) and goes on; it waits for a receive at its
+consumer and for the sends at the end of the step. The queue's thread
+calls isend / irecv and waits on each work exactly once (a second wait()
+on a completed gloo work blocks), except for an eager send's works, which
+the main thread waits on at the end of the step."""
 
 import queue
 import threading
@@ -24,7 +24,7 @@ import time
 from typing import Callable, List, Optional
 
 
-class CommStream:
+class CommQueue:
     """One in-order queue of comm operations and the thread serving it."""
 
     __slots__ = ("_queue", "_thread", "_last", "_failed", "held_ops",
