@@ -2,7 +2,9 @@
 //
 // The comm options lint, sim and emit share: they change the schedule's comm
 // model and stream rule before any pass reads them, so an option gives the
-// result of the same setting written in the file's `comm { }` block.
+// result of the same setting written in the file's `comm { }` block. Their
+// values are read by pps/pipeline/CommOptions.h, as the Python module's
+// keywords are.
 //
 //===----------------------------------------------------------------------===//
 #include "pps/driver/Command.h"
@@ -43,68 +45,24 @@ llvm::cl::opt<double> Latency("latency",
                               llvm::cl::sub(all()), llvm::cl::cat(Category));
 } // namespace opts
 
-/// "65536", "64K", "1M", "none" (-1).
-static std::optional<double> thresholdBytes(llvm::StringRef Text) {
-  if (Text.trim() == "none")
-    return -1.0;
-  if (std::optional<uint64_t> N = byteCount(Text, uint64_t(1) << 40))
-    return double(*N);
-  return std::nullopt;
-}
-
-bool CommOverrides::any() const {
-  return Model || Preset || Scope || Threshold || Latency;
-}
-
-void CommOverrides::apply(ir::Schedule &S) const {
-  if (Model)
-    S.Comm = *Model;
-  if (Preset)
-    S.Stream = *Preset;
-  if (Scope)
-    S.Stream.Scope = *Scope;
-  if (Threshold)
-    S.Stream.EagerThreshold = *Threshold;
-  if (Latency)
-    S.Cost.Latency = *Latency;
-}
-
 bool Session::commOptions(CommOverrides &Out) {
   bool Ok = true;
   auto Bad = [&](std::string Message) {
     Diags.report(DiagKind::Usage, NoLoc, std::move(Message));
     Ok = false;
   };
-  if (!opts::CommModel.empty()) {
-    llvm::StringRef Name = opts::CommModel.getValue();
-    if (Name == "nccl") {
-      Out.Model = ir::CommModel::Rendezvous;
-      Out.Preset = schema::NcclStream;
-    } else {
-      for (unsigned M = 0; M < schema::NumCommModels; ++M)
-        if (Name == ir::commModelName(ir::CommModel(M)))
-          Out.Model = ir::CommModel(M);
-      if (!Out.Model)
-        Bad(fmt::format("--comm-model must be rendezvous, eager, batched or "
-                        "nccl, got '{}'",
-                        Name.str()));
-    }
-  }
-  if (!opts::Stream.empty()) {
-    for (unsigned K = 0; K < schema::NumStreamScopes; ++K)
-      if (opts::Stream == ir::streamScopeName(ir::StreamScope(K)))
-        Out.Scope = ir::StreamScope(K);
-    if (!Out.Scope)
-      Bad(fmt::format("--stream must be none, peer or rank, got '{}'",
-                      opts::Stream.getValue()));
-  }
-  if (opts::EagerThreshold.getNumOccurrences()) {
-    Out.Threshold = thresholdBytes(opts::EagerThreshold.getValue());
-    if (!Out.Threshold)
-      Bad(fmt::format("--eager-threshold must be a number of bytes (with an "
-                      "optional K, M or G suffix) or 'none', got '{}'",
-                      opts::EagerThreshold.getValue()));
-  }
+  auto Check = [&](std::string Why) {
+    if (!Why.empty())
+      Bad(std::move(Why));
+  };
+  // The values are read as the Python module reads its keywords.
+  if (!opts::CommModel.empty())
+    Check(pipeline::parseCommModel(opts::CommModel, "--comm-model", Out));
+  if (!opts::Stream.empty())
+    Check(pipeline::parseStreamScope(opts::Stream, "--stream", Out));
+  if (opts::EagerThreshold.getNumOccurrences())
+    Check(pipeline::parseEagerThreshold(opts::EagerThreshold,
+                                        "--eager-threshold", Out));
   if (opts::Latency.getNumOccurrences()) {
     if (!(opts::Latency >= 0) || opts::Latency > frontend::MaxTime)
       Bad(fmt::format("--latency must be a time from 0 to {:.10g}",
@@ -118,13 +76,10 @@ bool Session::commOptions(CommOverrides &Out) {
 }
 
 bool Session::applyCommOptions(const CommOverrides &O, ir::Schedule &S) {
-  if (!O.any())
-    return true;
-  O.apply(S);
-  std::string Why = ir::commConfigProblem(S.Comm, S.Stream);
+  std::string Why = pipeline::applyCommOverrides(O, S);
   if (Why.empty())
     return true;
-  Diags.report(DiagKind::Usage, NoLoc, "the comm options say: " + Why);
+  Diags.report(DiagKind::Usage, NoLoc, std::move(Why));
   return false;
 }
 

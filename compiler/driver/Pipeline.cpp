@@ -4,15 +4,14 @@
 #include "pps/driver/Heap.h"
 
 #include "pps/backends/PpsPrinter.h"
+#include "pps/pipeline/CommOptions.h"
 #include "pps/pipeline/PassPipeline.h"
-#include "pps/support/Figures.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 
 #include <fmt/format.h>
 
-#include <cmath>
 #include <optional>
 
 using namespace llvm;
@@ -104,13 +103,14 @@ bool checkPipelineOptions(DiagnosticEngine &Diags) {
     CheckName(N, /*AllowAll=*/false);
   for (StringRef N : timedPasses())
     CheckName(N, /*AllowAll=*/false);
-  if (!CommPlacementOpt.empty() &&
-      !passes::commPlacementNamed(CommPlacementOpt)) {
-    Ok = false;
-    Diags.report(DiagKind::Usage, NoLoc,
-                 fmt::format("--comm-placement must be consumer, producer, "
-                             "optimize or pytorch, got '{}'",
-                             CommPlacementOpt.getValue()));
+  if (!CommPlacementOpt.empty()) {
+    std::optional<passes::CommPlacement> Placement;
+    std::string Why = pipeline::parseCommPlacement(
+        CommPlacementOpt, "--comm-placement", Placement);
+    if (!Why.empty()) {
+      Ok = false;
+      Diags.report(DiagKind::Usage, NoLoc, std::move(Why));
+    }
   }
   if (Fsdp.getNumOccurrences() && !Fsdp.empty() && !fsdpPrefetch()) {
     Ok = false;
@@ -159,21 +159,7 @@ void noteReordered(Session &Sess, const ir::Schedule &S,
   if (!Results.Reordered)
     return;
   auto [Before, After] = *Results.Reordered;
-  std::string Model = ir::commDescription(S.Comm, S.Stream);
-  std::string Msg =
-      !std::isfinite(Before)
-          ? fmt::format("reordered the comms: the schedule's own order does "
-                        "not finish under the {}; the new one takes {}",
-                        Model, figureText(After))
-      : After < Before
-          ? fmt::format("reordered the comms: makespan {} -> {} (-{}, "
-                        "{:.1f}%) under the {}",
-                        figureText(Before), figureText(After),
-                        figureText(Before - After),
-                        100.0 * (Before - After) / Before, Model)
-          : fmt::format("kept the comm order: none faster was found under "
-                        "the {} (makespan {})",
-                        Model, figureText(Before));
+  std::string Msg = pipeline::reorderedText(S, Before, After);
   Sess.Diags.report(DiagKind::CommsReordered, S.DeclLoc, std::move(Msg));
 }
 

@@ -21,21 +21,6 @@ void setToolName(std::string Name) { toolNameStorage() = std::move(Name); }
 
 /// The value of --max-input-size in bytes ("16M", "1G", "65536"), if it is
 /// one SourceManager can hold (offsets are 32-bit).
-std::optional<uint64_t> byteCount(llvm::StringRef Text, uint64_t Max) {
-  Text = Text.trim();
-  uint64_t Unit = 1;
-  if (Text.consume_back("K") || Text.consume_back("k"))
-    Unit = uint64_t(1) << 10;
-  else if (Text.consume_back("M"))
-    Unit = uint64_t(1) << 20;
-  else if (Text.consume_back("G"))
-    Unit = uint64_t(1) << 30;
-  uint64_t N;
-  if (Text.getAsInteger(10, N) || N > Max / Unit)
-    return std::nullopt;
-  return N * Unit;
-}
-
 static std::optional<uint64_t> maxInputBytes() {
   std::optional<uint64_t> N =
       byteCount(opts::MaxInputSize, (uint64_t(1) << 32) - 1);

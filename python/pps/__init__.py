@@ -20,16 +20,17 @@ from ._args import stdlib_dir
 from ._builder import ScheduleBuilder
 from ._schedule import Schedule, compile, from_torch_csv, lint, synth
 from ._sim import SimResult
-from ._types import (ACTION_KINDS, Action, Channel, CompileError,
-                     DiagnosticKind, Finding, Findings, Note, RankStats, Route,
-                     TimedAction, diagnostic_kinds)
+from ._types import (ACTION_KINDS, Action, Channel, CommStream, CompileError,
+                     DiagnosticKind, Finding, Findings, HeldComm, Note,
+                     RankStats, Reordering, Route, TimedAction,
+                     diagnostic_kinds)
 
 __version__ = _pps.__version__
 
 __all__ = [
-    "ACTION_KINDS", "Action", "Channel", "CompileError", "DiagnosticKind",
-    "Finding", "Findings", "Note", "RankStats", "Route", "Schedule",
-    "ScheduleBuilder",
+    "ACTION_KINDS", "Action", "Channel", "CommStream", "CompileError",
+    "DiagnosticKind", "Finding", "Findings", "HeldComm", "Note", "RankStats",
+    "Reordering", "Route", "Schedule", "ScheduleBuilder",
     "SimResult", "TimedAction", "compile", "diagnostic_kinds",
     "from_torch_csv", "lint", "stdlib_dir", "synth",
 ]

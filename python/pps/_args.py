@@ -13,7 +13,7 @@ from . import _pps
 
 PathLike = Union[str, "os.PathLike[str]"]
 
-_COMM_MODELS = ("rendezvous", "eager", "batched")
+_COMM_MODELS = ("rendezvous", "eager", "batched", "nccl")
 
 
 # --- argument checks ----------------------------------------------------------
@@ -52,12 +52,31 @@ def _str(name: str, value: Any, optional: bool = False) -> Optional[str]:
     return value
 
 
-def _comm_model(value: Any) -> Optional[str]:
-    value = _str("comm_model", value, optional=True)
-    if value is not None and value not in _COMM_MODELS:
-        raise ValueError("comm_model must be 'rendezvous', 'eager' or "
-                         "'batched', got %r" % value)
-    return value
+def _eager_threshold(value: Any) -> Optional[str]:
+    """The threshold as ppsc's --eager-threshold takes it: an int of bytes,
+    a str ("64K", "1M", "none"); None: not given."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (numbers.Integral,
+                                                          str)):
+        raise TypeError("eager_threshold must be an int (bytes), a str such "
+                        "as '64K' or 'none', or None, got %s"
+                        % type(value).__name__)
+    return str(int(value)) if isinstance(value, numbers.Integral) else value
+
+
+def _comm(comm_model: Any = None, stream: Any = None,
+          eager_threshold: Any = None,
+          comm_placement: Any = None) -> "_pps.CommArgs":
+    """The comm options of a call, read by the compiler as ppsc reads
+    --comm-model, --stream, --eager-threshold and --comm-placement (a
+    ValueError in its words for a bad value). None: not given (the
+    schedule's own)."""
+    return _pps.comm_args(
+        _str("comm_model", comm_model, optional=True),
+        _str("stream", stream, optional=True),
+        _eager_threshold(eager_threshold),
+        _str("comm_placement", comm_placement, optional=True))
 
 
 def _display_name(name: Any, default: str) -> str:

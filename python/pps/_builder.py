@@ -4,7 +4,7 @@ and lowered by the compiler like a .pps file."""
 from typing import Any, Optional, Sequence, Tuple, Union
 
 from . import _pps
-from ._args import _comm_model, _costs, _int, _number, _str
+from ._args import _comm, _costs, _int, _number, _str
 from ._schedule import Schedule
 from ._types import Findings
 
@@ -44,7 +44,8 @@ class ScheduleBuilder:
                  name: str = "builder", costs: Any = None,
                  comm_model: Optional[str] = None,
                  latency: Optional[float] = None,
-                 memory_limit: Optional[int] = None):
+                 memory_limit: Optional[int] = None,
+                 stream: Optional[str] = None, eager_threshold: Any = None):
         name = _str("name", name)
         if not name.isidentifier() or not name.isascii():
             raise ValueError("name must be an identifier, got %r" % name)
@@ -64,8 +65,10 @@ class ScheduleBuilder:
         self._name = name
         if costs is not None:
             self.set_costs(costs)
-        if comm_model is not None:
-            self.set_comm_model(comm_model)
+        if comm_model is not None or stream is not None or \
+                eager_threshold is not None:
+            self.set_comm_model(comm_model, stream=stream,
+                                eager_threshold=eager_threshold)
         if latency is not None:
             self.set_latency(latency)
         if memory_limit is not None:
@@ -110,12 +113,13 @@ class ScheduleBuilder:
         self._b.set_costs(all_stages, per_stage)
         return self
 
-    def set_comm_model(self, comm_model: str) -> "ScheduleBuilder":
-        model = _comm_model(comm_model)
-        if model is None:
-            raise TypeError("comm_model must be 'rendezvous', 'eager' or "
-                            "'batched'")
-        self._b.set_comm_model(model)
+    def set_comm_model(self, comm_model: Optional[str], *,
+                       stream: Optional[str] = None,
+                       eager_threshold: Any = None) -> "ScheduleBuilder":
+        """The schedule's `comm { }` model and stream rule, as for
+        pps.compile(comm_model=..., stream=..., eager_threshold=...): None
+        leaves that part as it is."""
+        self._b.set_comm(_comm(comm_model, stream, eager_threshold))
         return self
 
     def set_latency(self, latency: float) -> "ScheduleBuilder":
@@ -134,11 +138,15 @@ class ScheduleBuilder:
         """The schedule so far in the .pps text form."""
         return self._b.to_pps()
 
-    def lint(self, comm_model: Optional[str] = None) -> Findings:
-        """Lints the schedule so far (like pps.lint on to_pps()); findings
-        are located in the text form, whose file is "<name>"."""
-        return Findings._from_report(
-            self._b.lint("<%s>" % self._name, _comm_model(comm_model)))
+    def lint(self, comm_model: Optional[str] = None, *,
+             stream: Optional[str] = None, eager_threshold: Any = None,
+             comm_placement: Optional[str] = None) -> Findings:
+        """Lints the schedule so far (like pps.lint on to_pps(), with the
+        same comm options); findings are located in the text form, whose
+        file is "<name>"."""
+        return Findings._from_report(self._b.lint(
+            "<%s>" % self._name,
+            _comm(comm_model, stream, eager_threshold, comm_placement)))
 
     def build(self) -> Schedule:
         """Compiles and lowers the schedule (like pps.compile on to_pps()).

@@ -10,10 +10,10 @@ import os
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
 from . import _pps
-from ._args import (PathLike, _comm_model, _costs, _display_name, _int,
-                    _number, _source, _source_kwargs, _stdlib_option, _str)
+from ._args import (PathLike, _comm, _costs, _display_name, _int, _number,
+                    _source, _source_kwargs, _stdlib_option, _str)
 from ._sim import SimResult
-from ._types import Action, Findings, Route
+from ._types import Action, CommStream, Findings, Reordering, Route
 
 
 # --- the API ------------------------------------------------------------------
@@ -25,7 +25,9 @@ def compile(source: PathLike, ranks: Optional[int] = None,
             comm_model: Optional[str] = None, *, stages: Optional[int] = None,
             pipeline: Optional[str] = None, import_paths: Iterable[PathLike] = (),
             name: Optional[str] = None,
-            step_budget: Optional[int] = None) -> "Schedule":
+            step_budget: Optional[int] = None, stream: Optional[str] = None,
+            eager_threshold: Any = None,
+            comm_placement: Optional[str] = None) -> "Schedule":
     """Compiles a .pps file or text (or a PyTorch schedule .csv file) and
     lowers it: sends and receives inserted, dependencies verified, as
     `ppsc emit --target=pps` does.
@@ -36,8 +38,16 @@ def compile(source: PathLike, ranks: Optional[int] = None,
     ranks, microbatches, stages, defines: override pipeline fields and
       schedule arguments, like ppsc's --ranks, --microbatches, --stages and
       -Dname=value.
-    comm_model: 'rendezvous', 'eager' or 'batched' instead of the
-      schedule's own.
+    comm_model, stream, eager_threshold, comm_placement: the comm options
+      (ppsc's --comm-model, --stream, --eager-threshold, --comm-placement;
+      None keeps the schedule's own, as its `comm { }` block says):
+      comm_model 'rendezvous', 'eager', 'batched' or 'nccl' (rendezvous
+      on one in-order stream per rank, sends of up to 64 KiB eager);
+      stream 'none', 'peer' or 'rank'; eager_threshold bytes (an int, or
+      '64K', '1M') up to which a send does not wait for its receive, or
+      'none'; comm_placement where the lowering puts each send/recv pair:
+      'consumer', 'producer', 'optimize' (the default under a stream rule)
+      or 'pytorch' (what PyTorch's lowering does; lint it).
     pipeline: which pipeline, when the source declares several.
     import_paths: directories searched by `import a.b;` (ppsc -I).
     name: the name diagnostics give a text source (default "<text>").
@@ -47,18 +57,21 @@ def compile(source: PathLike, ranks: Optional[int] = None,
     error (a deadlock in the compute order, for one); lint() reports the
     rest (deadlocks among written sends and receives, memory, warnings).
     """
-    comm = _comm_model(comm_model)
     src, is_text = _source(source, "{")
     if not is_text and src.endswith(".csv"):
         if defines:
             raise ValueError("defines apply to .pps sources, not to a CSV")
         return from_torch_csv(src, ranks=ranks, stages=stages,
-                              microbatches=microbatches, comm_model=comm,
+                              microbatches=microbatches,
+                              comm_model=comm_model, stream=stream,
+                              eager_threshold=eager_threshold,
+                              comm_placement=comm_placement,
                               pipeline=pipeline)
+    comm = _comm(comm_model, stream, eager_threshold, comm_placement)
     kw = _source_kwargs(ranks, microbatches, stages, defines, pipeline,
                         import_paths, step_budget)
     return Schedule(_pps.compile(src, is_text, _display_name(name, "<text>"),
-                                 comm_model=comm, **kw))
+                                 comm=comm, **kw))
 
 
 def lint(source: PathLike, ranks: Optional[int] = None,
@@ -67,13 +80,15 @@ def lint(source: PathLike, ranks: Optional[int] = None,
          comm_model: Optional[str] = None, *, stages: Optional[int] = None,
          pipeline: Optional[str] = None, import_paths: Iterable[PathLike] = (),
          name: Optional[str] = None,
-         step_budget: Optional[int] = None) -> Findings:
+         step_budget: Optional[int] = None, stream: Optional[str] = None,
+         eager_threshold: Any = None,
+         comm_placement: Optional[str] = None) -> Findings:
     """`ppsc lint` on a .pps file or text (or a PyTorch schedule .csv file):
     every finding, the front end's included, as data; never raises for a
     problem in the schedule. Same arguments as compile(); an empty result
     means the schedule is complete, free of deadlock and within its memory
     limit."""
-    comm = _comm_model(comm_model)
+    comm = _comm(comm_model, stream, eager_threshold, comm_placement)
     src, is_text = _source(source, "{")
     if not is_text and src.endswith(".csv"):
         if defines:
@@ -84,7 +99,7 @@ def lint(source: PathLike, ranks: Optional[int] = None,
     kw = _source_kwargs(ranks, microbatches, stages, defines, pipeline,
                         import_paths, step_budget)
     return Findings._from_report(
-        _pps.lint(src, is_text, _display_name(name, "<text>"), comm_model=comm,
+        _pps.lint(src, is_text, _display_name(name, "<text>"), comm=comm,
                   **kw))
 
 
@@ -94,7 +109,9 @@ def from_torch_csv(source: PathLike, *, ranks: Optional[int] = None,
                    placement: Optional[str] = None, keep_idle: bool = False,
                    comm_model: Optional[str] = None,
                    name: Optional[str] = None,
-                   pipeline: Optional[str] = None) -> "Schedule":
+                   pipeline: Optional[str] = None,
+                   stream: Optional[str] = None, eager_threshold: Any = None,
+                   comm_placement: Optional[str] = None) -> "Schedule":
     """Reads PyTorch pipelining's schedule CSV (one row per rank, cells like
     `0F0`, `1SEND_F0`, `(0F7;7B3)OVERLAP_F_B`; docs/interop.md), compute
     only or with comms, and lowers it like compile().
@@ -105,10 +122,13 @@ def from_torch_csv(source: PathLike, *, ranks: Optional[int] = None,
     keep_idle: keep empty cells as idle slots.
     name: the name diagnostics give a text source (default "<csv>").
     pipeline: the schedule's name (default: from the file name).
+    comm_model, stream, eager_threshold, comm_placement: as for compile()
+      (comm_placement places the comms of a compute-only CSV).
     """
+    comm = _comm(comm_model, stream, eager_threshold, comm_placement)
     return Schedule(_pps.import_torch_csv(
         *_csv_args(source, ranks, stages, microbatches, placement, keep_idle,
-                   name, pipeline), _comm_model(comm_model)))
+                   name, pipeline), comm))
 
 
 def _csv_args(source, ranks, stages, microbatches, placement, keep_idle, name,
@@ -268,8 +288,26 @@ class Schedule:
     # --- costs and options
     @property
     def comm_model(self) -> str:
-        """'rendezvous', 'eager' or 'batched'."""
+        """'rendezvous', 'eager', 'batched', or 'nccl' for the preset
+        (`model nccl;`: rendezvous, one in-order stream per rank, sends of
+        up to 64 KiB eager), as the compiler's messages name it."""
         return self._unit.comm_model
+
+    @property
+    def comm_stream(self) -> CommStream:
+        """The stream rule (`stream ...; eager threshold ...;`): scope
+        'none', 'peer' or 'rank' (one in-order stream per peer or per rank,
+        as NCCL runs point-to-point operations), and eager_threshold, the
+        bytes up to which a send completes without waiting for its receive
+        (None: no threshold)."""
+        d = self._unit.comm_stream
+        return CommStream(d["scope"], d["eager_threshold"])
+
+    @property
+    def comm_placement(self) -> Optional[str]:
+        """The comm_placement the schedule was lowered with, or None for
+        the default (optimize under a stream rule, consumer otherwise)."""
+        return self._unit.comm_placement
 
     @property
     def memory_limit(self) -> Optional[int]:
@@ -332,25 +370,50 @@ class Schedule:
         return Findings._from_report(self._unit.warnings)
 
     # --- checks and figures
-    def prove(self, comm_model: Optional[str] = None) -> Findings:
+    def prove(self, comm_model: Optional[str] = None, *,
+              stream: Optional[str] = None, eager_threshold: Any = None,
+              comm_placement: Optional[str] = None) -> Findings:
         """The proof every executable export and pps.torch run first (what
         `ppsc lint` checks: dependencies, comm matching, deadlock under the
-        comm model, memory): empty if the schedule passes it, else lint's
-        findings. Warnings do not fail it."""
-        report = self._unit.prove(_comm_model(comm_model))
+        comm model and stream rule, memory): empty if the schedule passes
+        it, else lint's findings. Warnings do not fail it. The comm options
+        as for compile()."""
+        report = self._unit.prove(_comm(comm_model, stream, eager_threshold,
+                                        comm_placement))
         return Findings() if report is None else Findings._from_report(report)
 
-    def lint(self, comm_model: Optional[str] = None) -> Findings:
+    def lint(self, comm_model: Optional[str] = None, *,
+             stream: Optional[str] = None, eager_threshold: Any = None,
+             comm_placement: Optional[str] = None) -> Findings:
         """`ppsc lint`: dependencies, FIFO matching, deadlock (with the
-        cycle and its locations), memory, idle ranks with ready work. Empty
-        when the schedule is clean. comm_model: check under this model
-        instead of the schedule's."""
-        return Findings._from_report(self._unit.lint(_comm_model(comm_model)))
+        cycle and its locations), memory, idle ranks with ready work, and
+        under a stream rule the receives that hold back the comms behind
+        them (early-recv). Empty when the schedule is clean. comm_model,
+        stream, eager_threshold, comm_placement: check under these instead
+        of the schedule's (as for compile())."""
+        return Findings._from_report(self._unit.lint(
+            _comm(comm_model, stream, eager_threshold, comm_placement)))
+
+    def reorder_comms(self, comm_model: Optional[str] = None, *,
+                      stream: Optional[str] = None,
+                      eager_threshold: Any = None) -> Reordering:
+        """`ppsc lint --fix` (`ppsc emit --reorder-comms`): the sends and
+        receives reordered as the optimize placement orders them, under
+        the comm model and stream rule (the schedule's, or these), when
+        that is faster. Returns a Reordering: the schedule (the new order,
+        or its own when none was faster), the makespans before and after,
+        and the note ppsc prints. Raises CompileError if the schedule does
+        not pass the checks."""
+        unit, before, after, message = self._unit.reorder_comms(
+            _comm(comm_model, stream, eager_threshold))
+        return Reordering(Schedule(unit), before, after, message)
 
     def simulate(self, costs: Any = None, latency: Optional[float] = None, *,
                  comm_model: Optional[str] = None,
                  blocking: Optional[bool] = None,
-                 timing: str = "auto") -> "SimResult":
+                 timing: str = "auto", stream: Optional[str] = None,
+                 eager_threshold: Any = None,
+                 comm_placement: Optional[str] = None) -> "SimResult":
         """`ppsc sim`: the timeline under the cost model.
 
         costs: override the schedule's costs, as its `cost { }` block would:
@@ -363,7 +426,11 @@ class Schedule:
           the file, if it does not fit).
         latency: the per-message time instead of the schedule's (ppsc sim
           --latency).
-        comm_model: simulate (and check) under this model.
+        comm_model, stream, eager_threshold, comm_placement: simulate (and
+          check) under these (as for compile(); ppsc sim --comm-model & co.).
+          Under a stream rule the result also has the makespan without it
+          and what the rule held back (SimResult.makespan_without_streams,
+          held_comms).
         blocking: True = comm occupies the rank, False = it overlaps compute.
         timing: 'auto' (from the sends and receives), 'comms' or 'dataflow'.
 
@@ -383,7 +450,8 @@ class Schedule:
         return SimResult(self._unit.simulate(
             costs=all_stages, stage_costs=per_stage, costs_file=costs_file,
             latency=_number("latency", latency, optional=True),
-            comm_model=_comm_model(comm_model), blocking=blocking,
+            comm=_comm(comm_model, stream, eager_threshold, comm_placement),
+            blocking=blocking,
             timing=timing))
 
     # --- text forms

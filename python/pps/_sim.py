@@ -4,7 +4,8 @@ timeline and trace formats."""
 from typing import Dict, List, Optional
 
 from ._args import _int
-from ._types import Channel, Findings, RankStats, TimedAction
+from ._types import (Channel, CommStream, Findings, HeldComm, RankStats,
+                     TimedAction)
 
 
 class SimResult:
@@ -87,7 +88,48 @@ class SimResult:
 
     @property
     def comm_model(self) -> str:
+        """The model simulated under: 'rendezvous', 'eager', 'batched', or
+        'nccl' for the preset."""
         return self._sim.comm_model
+
+    @property
+    def comm_stream(self) -> CommStream:
+        """The stream rule simulated under."""
+        d = self._sim.comm_stream
+        return CommStream(d["scope"], d["eager_threshold"])
+
+    @property
+    def makespan_without_streams(self) -> Optional[float]:
+        """Under a stream rule (async timing): the makespan of the same
+        schedule without it (scope none, same eager threshold), so
+        makespan - makespan_without_streams is what the rule costs; None
+        otherwise."""
+        return self._sim.makespan_without_streams
+
+    @property
+    def stream_held(self) -> List[Optional[float]]:
+        """Per rank: the time its comms were held back on their stream
+        (None without a stream rule)."""
+        return [r.stream_held for r in self._per_rank]
+
+    @property
+    def stream_bubble(self) -> List[Optional[float]]:
+        """Per rank: the idle time the stream rule adds (None without
+        one)."""
+        return [r.stream_bubble for r in self._per_rank]
+
+    @property
+    def held_comms(self) -> List[HeldComm]:
+        """Every comm the stream rule held back behind an operation ahead
+        of it on its stream, by rank and program order, with how long and
+        the operation that held it (what ppsc sim's summary adds up per
+        rank; empty without a stream rule)."""
+        out = []
+        for rank, index, held, by_rank, by_index in self._sim.held_comms:
+            by = (self.timeline(by_rank)[by_index] if by_rank >= 0
+                  else None)
+            out.append(HeldComm(self.timeline(rank)[index], held, by))
+        return out
 
     @property
     def blocking(self) -> bool:

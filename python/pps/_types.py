@@ -3,7 +3,7 @@ simulation figures. Plain named tuples and small classes, so they print,
 compare, unpack and pickle like any Python data (the runtime sends them
 between processes)."""
 
-from typing import List, NamedTuple, Optional, Tuple
+from typing import Any, List, NamedTuple, Optional, Tuple
 
 from . import _pps
 
@@ -202,7 +202,10 @@ class RankStats(NamedTuple):
     action ends. peak_memory: peak activation memory (in the memory
     model's units: activations by default); peak_memory_at: the
     index of the action reaching it (-1 if 0). computes, sends, recvs:
-    action counts.
+    action counts. Under a stream rule (None otherwise): stream_held, the
+    summed time its comms were held back on their stream behind an
+    operation that had not completed; stream_bubble, the idle time inside
+    its span that the rule adds against the same schedule without it.
     """
 
     rank: int
@@ -216,6 +219,49 @@ class RankStats(NamedTuple):
     computes: int
     sends: int
     recvs: int
+    stream_held: Optional[float] = None
+    stream_bubble: Optional[float] = None
+
+
+class CommStream(NamedTuple):
+    """A schedule's stream rule (Schedule.comm_stream, SimResult.
+    comm_stream): scope 'none', 'peer' or 'rank' (its comms complete in
+    issue order on one stream per peer, or per rank, as NCCL runs them);
+    eager_threshold: sends of at most this many bytes complete without
+    waiting for their receive (None: no threshold)."""
+
+    scope: str
+    eager_threshold: Optional[int]
+
+
+class HeldComm(NamedTuple):
+    """A comm that a stream rule held back (SimResult.held_comms): the
+    action at index of rank waited `held` time units behind an operation
+    ahead of it on its stream; held_by is that operation's TimedAction (the
+    nearest one ahead that waited for its partner, typically a receive
+    posted before its data could come), or None."""
+
+    comm: "TimedAction"
+    held: float
+    held_by: Optional["TimedAction"]
+
+
+class Reordering(NamedTuple):
+    """What Schedule.reorder_comms did (`ppsc lint --fix`): the schedule
+    with the new comm order (its own when none was faster), the makespans
+    under the comm model before and after (before is inf when the own
+    order does not finish), and the note ppsc prints ("" when there was
+    nothing to reorder)."""
+
+    schedule: Any
+    makespan_before: float
+    makespan_after: float
+    message: str
+
+    @property
+    def gain(self) -> float:
+        """makespan_before - makespan_after (0 when the order was kept)."""
+        return self.makespan_before - self.makespan_after
 
 
 class Channel(NamedTuple):
@@ -259,7 +305,7 @@ def diagnostic_kinds() -> List[DiagnosticKind]:
 
 
 for _cls in (Action, Note, Finding, Findings, CompileError, RankStats, Channel,
-             TimedAction, DiagnosticKind):
+             TimedAction, DiagnosticKind, CommStream, HeldComm, Reordering):
     _cls.__module__ = "pps"
 
 _pps._register_types(Action, TimedAction, CompileError)

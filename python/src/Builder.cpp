@@ -171,9 +171,7 @@ void Builder::addIdle(int64_t Rank, double Time) {
 }
 
 void Builder::setCosts(const CostArgs &A) { applyCosts(B.schedule(), A); }
-void Builder::setCommModel(const std::string &M) {
-  B.comm(*commModel(std::optional<std::string>(M)));
-}
+void Builder::setComm(const CommArgs &A) { applyComm(A, B.schedule()); }
 void Builder::setLatency(double L) {
   if (!(L >= 0) || !std::isfinite(L))
     throw py::value_error("latency must be a finite time >= 0");

@@ -26,16 +26,56 @@ namespace pps::python {
 // Argument parsing (ValueError with the reason, never an assert)
 //===----------------------------------------------------------------------===//
 
-std::optional<ir::CommModel> commModel(const std::optional<std::string> &Name) {
-  if (!Name)
-    return std::nullopt;
-  for (ir::CommModel M : {ir::CommModel::Rendezvous, ir::CommModel::Eager,
-                          ir::CommModel::Batched})
-    if (*Name == ir::commModelName(M))
-      return M;
-  throw py::value_error(fmt::format(
-      "comm_model must be 'rendezvous', 'eager' or 'batched', got '{}'",
-      *Name));
+CommArgs commArgs(const std::optional<std::string> &Model,
+                  const std::optional<std::string> &Stream,
+                  const std::optional<std::string> &Threshold,
+                  const std::optional<std::string> &Placement) {
+  CommArgs A;
+  auto Check = [](const std::string &Why) {
+    if (!Why.empty())
+      throw py::value_error(Why);
+  };
+  if (Model)
+    Check(pipeline::parseCommModel(*Model, "comm_model", A.Overrides));
+  if (Stream)
+    Check(pipeline::parseStreamScope(*Stream, "stream", A.Overrides));
+  if (Threshold)
+    Check(pipeline::parseEagerThreshold(*Threshold, "eager_threshold",
+                                        A.Overrides));
+  if (Placement)
+    Check(pipeline::parseCommPlacement(*Placement, "comm_placement",
+                                       A.Placement));
+  return A;
+}
+
+void applyComm(const CommArgs &A, ir::Schedule &S) {
+  std::string Why = pipeline::applyCommOverrides(A.Overrides, S);
+  if (!Why.empty())
+    throw py::value_error(Why);
+}
+
+std::string commModelText(ir::CommModel C, const ir::CommStream &St) {
+  return ir::isNcclPreset(C, St) ? "nccl" : ir::commModelName(C).str();
+}
+
+py::dict commStreamOf(const ir::CommStream &St) {
+  py::dict D;
+  D["scope"] = ir::streamScopeName(St.Scope).str();
+  if (St.EagerThreshold >= 0)
+    D["eager_threshold"] = memoryAmount(St.EagerThreshold);
+  else
+    D["eager_threshold"] = py::none();
+  return D;
+}
+
+/// The insert-comms options of a run on U under Comm: Comm's placement,
+/// else the one U was lowered with.
+static passes::InsertCommsOptions
+insertOptions(const Unit &U, const CommArgs &Comm, bool Reorder = false) {
+  passes::InsertCommsOptions O;
+  O.Placement = Comm.Placement ? Comm.Placement : U.Placement;
+  O.ReorderComms = Reorder;
+  return O;
 }
 
 ir::Placement placementNamed(const std::string &Name) {
@@ -60,10 +100,12 @@ std::string kindName(ir::ActionKind K) {
 
 /// Runs the compiler's pass pipeline up to Goal on S. True if no error.
 bool runPasses(ir::Schedule &S, DiagnosticEngine &Diags, pipeline::Goal Goal,
-               passes::AnalysisResults *Results) {
+               passes::AnalysisResults *Results,
+               const passes::InsertCommsOptions &Comms) {
   passes::PassManager PM;
   pipeline::PipelineConfig Config;
   Config.Until = Goal;
+  Config.Comms = Comms;
   pipeline::addPasses(PM, S, Config);
   passes::PassContext Ctx{Diags, {}};
   bool Ok = PM.run(S, Ctx);
@@ -76,14 +118,13 @@ bool runPasses(ir::Schedule &S, DiagnosticEngine &Diags, pipeline::Goal Goal,
 /// model applied, a synth request filled in, then lowered. Throws
 /// CompileFailure on any error.
 UnitPtr finish(std::shared_ptr<SourceManager> SM, DiagnosticEngine &Diags,
-               std::optional<ir::Schedule> S,
-               std::optional<ir::CommModel> Comm) {
+               std::optional<ir::Schedule> S, const CommArgs &Comm) {
   if (!S || Diags.hasErrors())
     fail(Diags);
-  if (Comm)
-    S->Comm = *Comm;
+  applyComm(Comm, *S);
   // Synthesis once, here, so lint and simulate do not repeat it.
   auto U = std::make_shared<Unit>();
+  U->Placement = Comm.Placement;
   if (S->Synth) {
     synth::Result R;
     if (!synth::runSynthRequest(*S, Diags, &R))
@@ -93,17 +134,17 @@ UnitPtr finish(std::shared_ptr<SourceManager> SM, DiagnosticEngine &Diags,
   U->SM = std::move(SM);
   U->Source = *S;
   U->Lowered = std::move(*S);
-  if (!runPasses(U->Lowered, Diags, pipeline::Goal::Lower))
+  if (!runPasses(U->Lowered, Diags, pipeline::Goal::Lower, nullptr,
+                 insertOptions(*U, Comm)))
     fail(Diags);
   U->Warnings = collect(Diags);
   return U;
 }
 
-std::optional<ReportData>
-prove(const Unit &U, std::optional<ir::CommModel> Comm, bool ComputesOnly) {
-  ir::Schedule S = U.Source;
-  if (Comm)
-    S.Comm = *Comm;
+std::optional<ReportData> prove(const Unit &U, const CommArgs &Comm,
+                                bool ComputesOnly, bool Lowered) {
+  ir::Schedule S = Lowered ? U.Lowered : U.Source;
+  applyComm(Comm, S);
   // As `ppsc emit --target=torch` without --with-comms: the file carries no
   // comms, so what is proved is its computes with the order pps inserts.
   if (ComputesOnly)
@@ -112,12 +153,47 @@ prove(const Unit &U, std::optional<ir::CommModel> Comm, bool ComputesOnly) {
                      [](const ir::Action &A) { return ir::isComm(A.Kind); });
   DiagnosticEngine Diags(*U.SM);
   passes::AnalysisResults Results;
-  if (runPasses(S, Diags, pipeline::Goal::Check, &Results) &&
+  if (runPasses(S, Diags, pipeline::Goal::Check, &Results,
+                insertOptions(U, Comm)) &&
       pipeline::proved(Results)) {
     (void)collect(Diags); // warnings do not fail the proof
     return std::nullopt;
   }
   return collect(Diags);
+}
+
+ReportData lintUnit(const Unit &U, const CommArgs &Comm) {
+  ir::Schedule S = U.Source;
+  applyComm(Comm, S);
+  DiagnosticEngine Diags(*U.SM);
+  runPasses(S, Diags, pipeline::Goal::Check, nullptr, insertOptions(U, Comm));
+  return collect(Diags);
+}
+
+Reordering reorderComms(const Unit &U, const CommArgs &Comm) {
+  // As lint --fix: the schedule's own comms when it has them, else the ones
+  // the lowering placed.
+  ir::Schedule S = U.Source.hasComms() ? U.Source : U.Lowered;
+  applyComm(Comm, S);
+  DiagnosticEngine Diags(*U.SM);
+  passes::AnalysisResults Results;
+  if (!runPasses(S, Diags, pipeline::Goal::Check, &Results,
+                 insertOptions(U, Comm, /*Reorder=*/true)))
+    fail(Diags);
+  Reordering R;
+  R.Result = std::make_shared<Unit>();
+  R.Result->SM = U.SM;
+  R.Result->SynthAlgorithm = U.SynthAlgorithm;
+  R.Result->Placement = Comm.Placement ? Comm.Placement : U.Placement;
+  R.Result->Warnings = collect(Diags);
+  if (Results.Reordered) {
+    R.Before = Results.Reordered->first;
+    R.After = Results.Reordered->second;
+    R.Text = pipeline::reorderedText(S, R.Before, R.After);
+  }
+  R.Result->Source = S;
+  R.Result->Lowered = std::move(S);
+  return R;
 }
 
 backends::ExportStatus exportStatus(const Unit &U, bool Verify,
@@ -126,7 +202,7 @@ backends::ExportStatus exportStatus(const Unit &U, bool Verify,
     return backends::ExportStatus::unverified(
         U.Lowered,
         fmt::format("exported with {}; `ppsc lint` checks it", OptOut));
-  if (std::optional<ReportData> R = prove(U, std::nullopt, ComputesOnly))
+  if (std::optional<ReportData> R = prove(U, CommArgs(), ComputesOnly))
     throw CompileFailure{std::move(*R)};
   return backends::ExportStatus::verified(U.Lowered);
 }
@@ -153,7 +229,7 @@ runFrontend(const SourceArgs &A, SourceManager &SM, DiagnosticEngine &Diags) {
   return frontend::compileFile(A.Source, SM, Diags, FO);
 }
 
-UnitPtr compileSource(const SourceArgs &A, std::optional<ir::CommModel> Comm) {
+UnitPtr compileSource(const SourceArgs &A, const CommArgs &Comm) {
   auto SM = std::make_shared<SourceManager>();
   DiagnosticEngine Diags(*SM);
   std::optional<ir::Schedule> S = runFrontend(A, *SM, Diags);
@@ -163,16 +239,17 @@ UnitPtr compileSource(const SourceArgs &A, std::optional<ir::CommModel> Comm) {
 /// ppsc lint on what the front end or an importer produced: every finding,
 /// theirs included.
 ReportData lintLoaded(DiagnosticEngine &Diags, std::optional<ir::Schedule> S,
-                      std::optional<ir::CommModel> Comm) {
+                      const CommArgs &Comm) {
   if (S) {
-    if (Comm)
-      S->Comm = *Comm;
-    runPasses(*S, Diags, pipeline::Goal::Check);
+    applyComm(Comm, *S);
+    passes::InsertCommsOptions O;
+    O.Placement = Comm.Placement;
+    runPasses(*S, Diags, pipeline::Goal::Check, nullptr, O);
   }
   return collect(Diags);
 }
 
-ReportData lintSource(const SourceArgs &A, std::optional<ir::CommModel> Comm) {
+ReportData lintSource(const SourceArgs &A, const CommArgs &Comm) {
   SourceManager SM;
   DiagnosticEngine Diags(SM);
   std::optional<ir::Schedule> S = runFrontend(A, SM, Diags);

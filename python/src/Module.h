@@ -22,6 +22,7 @@
 #include "pps/ir/Builder.h"
 #include "pps/ir/Schedule.h"
 #include "pps/passes/PassManager.h"
+#include "pps/pipeline/CommOptions.h"
 #include "pps/pipeline/PassPipeline.h"
 #include "pps/sim/Simulator.h"
 #include "pps/support/Diagnostics.h"
@@ -91,8 +92,31 @@ py::tuple reportToPython(const ReportData &R);
 // Argument parsing (Compile.cpp; ValueError with the reason, never an assert)
 //===----------------------------------------------------------------------===//
 
-/// The comm model named Name, nothing if no name is given.
-std::optional<ir::CommModel> commModel(const std::optional<std::string> &Name);
+/// The comm options of a call: comm_model=, stream=, eager_threshold= and
+/// comm_placement=, read as ppsc reads --comm-model, --stream,
+/// --eager-threshold and --comm-placement (pps/pipeline/CommOptions.h).
+struct CommArgs {
+  pipeline::CommOverrides Overrides;
+  std::optional<passes::CommPlacement> Placement;
+};
+
+/// CommArgs from the keywords (unset: not given); a ValueError in ppsc's
+/// words, naming the keyword, for a bad value. The threshold is text as
+/// the option takes it ("65536", "64K", "none").
+CommArgs commArgs(const std::optional<std::string> &Model,
+                  const std::optional<std::string> &Stream,
+                  const std::optional<std::string> &Threshold,
+                  const std::optional<std::string> &Placement);
+
+/// Applies A's overrides to S: a ValueError if the result says two things
+/// (ir::commConfigProblem), as ppsc's usage error says it.
+void applyComm(const CommArgs &A, ir::Schedule &S);
+
+/// "nccl" for the preset (ir::isNcclPreset), else the model's name.
+std::string commModelText(ir::CommModel C, const ir::CommStream &St);
+
+/// {"scope": "none" | "peer" | "rank", "eager_threshold": bytes or None}.
+py::dict commStreamOf(const ir::CommStream &St);
 
 /// The placement "loop" or "v".
 ir::Placement placementNamed(const std::string &Name);
@@ -117,20 +141,24 @@ struct Unit {
   ReportData Warnings;
   /// The synthesis algorithm that made the schedule, if one did.
   std::optional<std::string> SynthAlgorithm;
+  /// The comm placement it was lowered with (comm_placement=), which lint,
+  /// prove and simulate use too unless told another.
+  std::optional<passes::CommPlacement> Placement;
 };
 /// Units are shared between Python objects and simulations.
 using UnitPtr = std::shared_ptr<Unit>;
 
-/// Runs the compiler's pass pipeline up to Goal on S. True if no error.
+/// Runs the compiler's pass pipeline up to Goal on S, insert-comms with
+/// Comms. True if no error.
 bool runPasses(ir::Schedule &S, DiagnosticEngine &Diags, pipeline::Goal Goal,
-               passes::AnalysisResults *Results = nullptr);
+               passes::AnalysisResults *Results = nullptr,
+               const passes::InsertCommsOptions &Comms = {});
 
 /// What the front end or an importer produced, made into a Unit: the comm
-/// model applied, a synth request filled in, then lowered. Throws
+/// options applied, a synth request filled in, then lowered. Throws
 /// CompileFailure on any error.
 UnitPtr finish(std::shared_ptr<SourceManager> SM, DiagnosticEngine &Diags,
-               std::optional<ir::Schedule> S,
-               std::optional<ir::CommModel> Comm);
+               std::optional<ir::Schedule> S, const CommArgs &Comm);
 
 /// A .pps source for the front end: a file or a text, and ppsc's options.
 struct SourceArgs {
@@ -156,10 +184,32 @@ SourceArgs sourceArgs(const std::string &Source, bool IsText,
 /// schedule's model if unset): an empty report if it passed, else every
 /// finding. The one check behind every export and pps.torch. ComputesOnly
 /// proves U's computes with the comms pps inserts, ignoring the source's
-/// own (what a compute-only torch CSV carries).
-std::optional<ReportData> prove(const Unit &U,
-                                std::optional<ir::CommModel> Comm,
-                                bool ComputesOnly = false);
+/// own (what a compute-only torch CSV carries). Lowered proves U's lowered
+/// form, comms as placed, instead of its source: what a runtime runs,
+/// whatever placement Comm's model would choose.
+std::optional<ReportData> prove(const Unit &U, const CommArgs &Comm,
+                                bool ComputesOnly = false,
+                                bool Lowered = false);
+
+/// `ppsc lint` of U under Comm: every finding.
+ReportData lintUnit(const Unit &U, const CommArgs &Comm);
+
+/// What `ppsc lint --fix` / `emit --reorder-comms` did to U's comms.
+struct Reordering {
+  /// The schedule with the new comm order (or its own, if none was
+  /// faster), checked as lint checks it.
+  UnitPtr Result;
+  /// Makespans under the comm model before and after (Before is infinite
+  /// if the schedule's own order does not finish).
+  double Before = 0, After = 0;
+  /// The comms-reordered note ppsc prints.
+  std::string Text;
+};
+
+/// `ppsc lint --fix` on U under Comm: the comms replaced by the optimized
+/// placement if that is faster (passes::InsertCommsOptions::ReorderComms).
+/// Throws CompileFailure if the schedule does not check.
+Reordering reorderComms(const Unit &U, const CommArgs &Comm);
 
 /// What an export of U says about its proof: verified after prove()
 /// passed (a CompileFailure with lint's findings if it fails), or, with
@@ -169,15 +219,15 @@ backends::ExportStatus exportStatus(const Unit &U, bool Verify,
                                     bool ComputesOnly = false);
 
 /// ppsc compile of a .pps source into a Unit. Throws CompileFailure.
-UnitPtr compileSource(const SourceArgs &A, std::optional<ir::CommModel> Comm);
+UnitPtr compileSource(const SourceArgs &A, const CommArgs &Comm);
 
 /// ppsc lint on what the front end or an importer produced: every finding,
 /// theirs included.
 ReportData lintLoaded(DiagnosticEngine &Diags, std::optional<ir::Schedule> S,
-                      std::optional<ir::CommModel> Comm);
+                      const CommArgs &Comm);
 
 /// ppsc lint of a .pps source.
-ReportData lintSource(const SourceArgs &A, std::optional<ir::CommModel> Comm);
+ReportData lintSource(const SourceArgs &A, const CommArgs &Comm);
 
 /// A PyTorch schedule CSV for the importer: a file or a text, and options.
 struct CsvArgs {
@@ -234,7 +284,7 @@ using SimPtr = std::shared_ptr<SimState>;
 struct SimArgs {
   CostArgs Costs;
   std::optional<double> Latency;
-  std::optional<std::string> CommModel;
+  CommArgs Comm;
   std::optional<bool> Blocking;
   std::string Timing = "auto";
 };
@@ -246,8 +296,18 @@ SimPtr simulate(const Unit &U, const SimArgs &A);
 std::string render(const std::function<void(llvm::raw_ostream &)> &Fn);
 
 /// Per rank: (rank, compute busy, idle, comm busy, comm wait, end, peak
-/// memory, peak memory at, computes, sends, recvs).
+/// memory, peak memory at, computes, sends, recvs, stream held, stream
+/// bubble); the last two None without a stream rule.
 py::list rankStats(const sim::SimResult &R);
+
+/// The comms a stream rule held back: (rank, index, held, holder rank,
+/// holder index) for each with a hold, by rank and index; the holder is
+/// (-1, -1) when no operation ahead of it caused it (RankTimeline::Held,
+/// HeldBy).
+py::list heldComms(const sim::SimResult &R);
+
+/// Binds pps._pps.Simulation (module.cpp calls it).
+void bindSimulation(py::module_ &M);
 
 //===----------------------------------------------------------------------===//
 // Actions (Actions.cpp)
@@ -374,8 +434,8 @@ public:
 
   /// Overrides the cost model.
   void setCosts(const CostArgs &A);
-  /// Sets the comm model by name.
-  void setCommModel(const std::string &M);
+  /// Applies the comm options (the model, stream rule, threshold).
+  void setComm(const CommArgs &A);
   /// Sets the message latency.
   void setLatency(double L);
   /// Sets the activation memory limit (0: none).

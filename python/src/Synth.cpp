@@ -112,7 +112,7 @@ UnitPtr synthesize(const SynthArgs &A) {
     Diags.report(DiagKind::SynthInfeasible, NoLoc, Why);
     fail(Diags);
   }
-  UnitPtr U = finish(SM, Diags, synth::toSchedule(P, Res->Ord), std::nullopt);
+  UnitPtr U = finish(SM, Diags, synth::toSchedule(P, Res->Ord), CommArgs());
   U->SynthAlgorithm = Res->Algorithm;
   return U;
 }

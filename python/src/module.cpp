@@ -20,7 +20,6 @@
 #include "pps/analysis/Memory.h"
 #include "pps/backends/JsonEmitter.h"
 #include "pps/backends/PpsPrinter.h"
-#include "pps/backends/Trace.h"
 #include "pps/frontend/Frontend.h"
 
 #include <fmt/format.h>
@@ -160,6 +159,15 @@ PYBIND11_MODULE(_pps, m) {
       },
       "(name, default severity, description) of every diagnostic kind");
 
+  // The comm options of a call, read once (ValueError in ppsc's words) and
+  // handed to every function that compiles, checks or simulates.
+  py::class_<CommArgs> CommArgsType(m, "CommArgs",
+                                    "comm_model=, stream=, ... read");
+  m.def("comm_args", &commArgs, py::arg("comm_model"), py::arg("stream"),
+        py::arg("eager_threshold"), py::arg("comm_placement"),
+        "Reads the comm options as ppsc reads --comm-model, --stream, "
+        "--eager-threshold and --comm-placement");
+
   py::class_<Unit, UnitPtr> U(m, "Unit", "A compiled schedule");
   U.def_property_readonly("name", [](const Unit &U) { return U.Lowered.Name; })
       .def_property_readonly("ranks",
@@ -187,9 +195,42 @@ PYBIND11_MODULE(_pps, m) {
              auto St = U.Lowered.Topo.stagesOf(int32_t(Rank));
              return std::vector<int32_t>(St.begin(), St.end());
            })
+      .def_property_readonly("comm_model",
+                             [](const Unit &U) {
+                               return commModelText(U.Lowered.Comm,
+                                                    U.Lowered.Stream);
+                             })
       .def_property_readonly(
-          "comm_model",
-          [](const Unit &U) { return ir::commModelName(U.Lowered.Comm).str(); })
+          "comm_stream",
+          [](const Unit &U) { return commStreamOf(U.Lowered.Stream); })
+      // The comm model and stream rule a run under Comm uses: (name as
+      // comm_model reports it, the matching model's name, comm_stream, the
+      // words messages use, whether a forward and a backward message is
+      // sent eagerly by its declared size, as the C++ executor decides);
+      // a ValueError if they say two things.
+      .def("comm_config",
+           [](const Unit &U, const CommArgs &Comm) {
+             ir::Schedule S;
+             S.Comm = U.Source.Comm;
+             S.Stream = U.Source.Stream;
+             applyComm(Comm, S);
+             const ir::CostModel &C = U.Lowered.Cost;
+             auto Eager = [&](ir::ActionKind K) {
+               return schema::sendIsEager(S.Comm, S.Stream, C.messageBytes(K));
+             };
+             return py::make_tuple(
+                 commModelText(S.Comm, S.Stream),
+                 ir::commModelName(S.Comm).str(), commStreamOf(S.Stream),
+                 ir::commDescription(S.Comm, S.Stream),
+                 Eager(ir::ActionKind::SendF), Eager(ir::ActionKind::SendB));
+           })
+      .def_property_readonly(
+          "comm_placement",
+          [](const Unit &U) -> std::optional<std::string> {
+            if (!U.Placement)
+              return std::nullopt;
+            return passes::commPlacementName(*U.Placement).str();
+          })
       .def("route",
            [](const Unit &U, int64_t Mb) {
              const ir::Topology &T = U.Lowered.Topo;
@@ -276,192 +317,71 @@ PYBIND11_MODULE(_pps, m) {
           py::arg("verify") = true, py::call_guard<py::gil_scoped_release>())
       .def("to_torch_csv", &torchCsv, py::arg("with_comms"),
            py::arg("verify") = true, py::call_guard<py::gil_scoped_release>())
-      // The proof alone: None if it passed, else lint's report.
+      // The proof alone: None if it passed, else lint's report; lowered:
+      // of the comms as placed (what pps.torch runs).
       .def(
           "prove",
-          [](const Unit &U,
-             const std::optional<std::string> &Comm) -> py::object {
-            std::optional<ir::CommModel> M = commModel(Comm);
+          [](const Unit &U, const CommArgs &Comm, bool Lowered) -> py::object {
             std::optional<ReportData> R;
             {
               py::gil_scoped_release NoGil;
-              R = prove(U, M);
+              R = prove(U, Comm, /*ComputesOnly=*/false, Lowered);
             }
             if (!R)
               return py::none();
             return reportToPython(*R);
           },
-          py::arg("comm_model") = py::none())
+          py::arg("comm"), py::arg("lowered") = false)
       // Routes, data and loss ranks, weight-sharing groups: derived once by
       // the compiler (analysis/Routes.h) for every runtime.
       .def_property_readonly("layout",
                              [](const Unit &U) { return layoutOf(U.Lowered); })
       .def(
           "lint",
-          [](const Unit &U, const std::optional<std::string> &Comm) {
-            std::optional<ir::CommModel> M = commModel(Comm);
+          [](const Unit &U, const CommArgs &Comm) {
             ReportData R;
             {
               py::gil_scoped_release NoGil;
-              ir::Schedule S = U.Source;
-              if (M)
-                S.Comm = *M;
-              DiagnosticEngine Diags(*U.SM);
-              runPasses(S, Diags, pipeline::Goal::Check);
-              R = collect(Diags);
+              R = lintUnit(U, Comm);
             }
             return reportToPython(R);
           },
-          py::arg("comm_model") = py::none())
+          py::arg("comm"))
+      // lint --fix: (new unit, makespan before, after, the note's text), or
+      // None for the figures when the schedule has no comms to reorder.
+      .def(
+          "reorder_comms",
+          [](const Unit &U, const CommArgs &Comm) {
+            Reordering R;
+            {
+              py::gil_scoped_release NoGil;
+              R = reorderComms(U, Comm);
+            }
+            return py::make_tuple(R.Result, R.Before, R.After, R.Text);
+          },
+          py::arg("comm"))
       .def(
           "simulate",
           [](const Unit &U, std::map<std::string, double> Costs,
              std::map<int64_t, std::map<std::string, double>> StageCosts,
              std::optional<std::string> CostsFile,
-             std::optional<double> Latency, std::optional<std::string> Comm,
+             std::optional<double> Latency, const CommArgs &Comm,
              std::optional<bool> Blocking, std::string Timing) {
             SimArgs A;
             A.Costs.All = std::move(Costs);
             A.Costs.PerStage = std::move(StageCosts);
             A.Costs.File = std::move(CostsFile);
             A.Latency = Latency;
-            A.CommModel = std::move(Comm);
+            A.Comm = Comm;
             A.Blocking = Blocking;
             A.Timing = std::move(Timing);
             return simulate(U, A);
           },
           py::arg("costs"), py::arg("stage_costs"), py::arg("costs_file"),
-          py::arg("latency"), py::arg("comm_model"), py::arg("blocking"),
+          py::arg("latency"), py::arg("comm"), py::arg("blocking"),
           py::arg("timing"));
 
-  py::class_<SimState, SimPtr> Sim(m, "Simulation", "A simulated schedule");
-  Sim.def_property_readonly("makespan",
-                            [](const SimState &S) { return S.R.Makespan; })
-      .def_property_readonly("span", [](const SimState &S) { return S.R.Span; })
-      .def_property_readonly("ideal",
-                             [](const SimState &S) { return S.R.Ideal; })
-      .def_property_readonly(
-          "bubble_over_makespan",
-          [](const SimState &S) { return S.R.BubbleOverMakespan; })
-      .def_property_readonly(
-          "bubble_over_ideal",
-          [](const SimState &S) { return S.R.BubbleOverIdeal; })
-      .def_property_readonly(
-          "mean_idle_fraction",
-          [](const SimState &S) { return S.R.MeanIdleFraction; })
-      .def_property_readonly(
-          "peak_memory",
-          [](const SimState &S) { return memoryAmount(S.R.PeakMemory); })
-      .def_property_readonly("messages",
-                             [](const SimState &S) { return S.R.Messages; })
-      .def_property_readonly("bytes",
-                             [](const SimState &S) { return S.R.Bytes; })
-      .def_property_readonly(
-          "comm_model",
-          [](const SimState &S) { return ir::commModelName(S.R.Comm).str(); })
-      .def_property_readonly("blocking",
-                             [](const SimState &S) { return S.R.Blocking; })
-      .def_property_readonly("dataflow",
-                             [](const SimState &S) { return S.R.UsedDataflow; })
-      .def_property_readonly("per_rank",
-                             [](const SimState &S) { return rankStats(S.R); })
-      .def_property_readonly(
-          "channels",
-          [](const SimState &S) {
-            py::list L;
-            for (const sim::ChannelStats &C : S.R.Channels)
-              L.append(py::make_tuple(C.Src, C.Dst, C.Messages, C.Bytes));
-            return L;
-          })
-      .def_property_readonly("critical_path",
-                             [](const SimState &S) {
-                               py::list L;
-                               for (const sim::ActionRef &A : S.R.CriticalPath)
-                                 L.append(py::make_tuple(A.Rank, A.Index));
-                               return L;
-                             })
-      .def_property_readonly(
-          "warnings",
-          [](const SimState &S) { return reportToPython(S.Warnings); })
-      .def_property_readonly("ranks",
-                             [](const SimState &S) { return S.S.Topo.Ranks; })
-      .def(
-          "timeline",
-          [](const SimState &S, int64_t Rank) {
-            checkRank(S.S, Rank);
-            py::handle Type = registered(Types.TimedAction, "TimedAction");
-            ActionConverter Convert(*S.SM);
-            const auto &Acts = S.S.Ranks[Rank].Actions;
-            const sim::RankTimeline &T = S.R.Times[Rank];
-            py::list L(Acts.size());
-            for (size_t I = 0; I < Acts.size(); ++I)
-              L[I] = namedTuple(
-                  Type, py::make_tuple(Rank, I, Convert(Acts[I]), T.Start[I],
-                                       T.TransferStart[I], T.End[I]));
-            return L;
-          },
-          "pps.TimedAction of each action of a rank")
-      .def(
-          "to_json",
-          [](const SimState &S) {
-            return render([&](llvm::raw_ostream &OS) {
-              backends::writeFiguresJson(S.S, S.R, OS);
-            });
-          },
-          py::call_guard<py::gil_scoped_release>())
-      .def(
-          "to_chrome_trace",
-          [](const SimState &S) {
-            return render([&](llvm::raw_ostream &OS) {
-              backends::writeChromeTrace(S.S, S.R, OS);
-            });
-          },
-          py::call_guard<py::gil_scoped_release>())
-      .def(
-          "to_csv",
-          [](const SimState &S) {
-            return render([&](llvm::raw_ostream &OS) {
-              backends::writeActionCsv(S.S, S.R, OS);
-            });
-          },
-          py::call_guard<py::gil_scoped_release>())
-      .def(
-          "to_svg",
-          [](const SimState &S) {
-            return render([&](llvm::raw_ostream &OS) {
-              backends::writeSvg(S.S, S.R, OS);
-            });
-          },
-          py::call_guard<py::gil_scoped_release>())
-      .def(
-          "to_html",
-          [](const SimState &S) {
-            return render([&](llvm::raw_ostream &OS) {
-              backends::writeHtml(S.S, S.R, OS);
-            });
-          },
-          py::call_guard<py::gil_scoped_release>())
-      .def(
-          "summary",
-          [](const SimState &S) {
-            return render([&](llvm::raw_ostream &OS) {
-              backends::writeSummary(S.S, S.R, OS);
-            });
-          },
-          py::call_guard<py::gil_scoped_release>())
-      .def(
-          "gantt",
-          [](const SimState &S, unsigned Width) {
-            if (Width != 0 && Width < 10)
-              throw py::value_error(
-                  "the Gantt chart needs a width of at least 10");
-            backends::GanttOptions GO;
-            GO.Width = Width;
-            return render([&](llvm::raw_ostream &OS) {
-              backends::writeGantt(S.S, S.R, OS, GO);
-            });
-          },
-          py::call_guard<py::gil_scoped_release>());
+  bindSimulation(m);
 
   m.def(
       "compile",
@@ -469,17 +389,15 @@ PYBIND11_MODULE(_pps, m) {
          const std::vector<std::string> &ImportPaths,
          const std::string &StdlibDir, const std::string &Pipeline,
          const std::map<std::string, int64_t> &Overrides,
-         std::optional<uint64_t> StepBudget,
-         const std::optional<std::string> &Comm) {
+         std::optional<uint64_t> StepBudget, const CommArgs &Comm) {
         SourceArgs A = sourceArgs(Source, IsText, Name, ImportPaths, StdlibDir,
                                   Pipeline, Overrides, StepBudget);
-        std::optional<ir::CommModel> M = commModel(Comm);
         py::gil_scoped_release NoGil;
-        return compileSource(A, M);
+        return compileSource(A, Comm);
       },
       py::arg("source"), py::arg("is_text"), py::arg("name"),
       py::arg("import_paths"), py::arg("stdlib_dir"), py::arg("pipeline"),
-      py::arg("overrides"), py::arg("step_budget"), py::arg("comm_model"));
+      py::arg("overrides"), py::arg("step_budget"), py::arg("comm"));
 
   m.def(
       "lint",
@@ -487,21 +405,19 @@ PYBIND11_MODULE(_pps, m) {
          const std::vector<std::string> &ImportPaths,
          const std::string &StdlibDir, const std::string &Pipeline,
          const std::map<std::string, int64_t> &Overrides,
-         std::optional<uint64_t> StepBudget,
-         const std::optional<std::string> &Comm) {
+         std::optional<uint64_t> StepBudget, const CommArgs &Comm) {
         SourceArgs A = sourceArgs(Source, IsText, Name, ImportPaths, StdlibDir,
                                   Pipeline, Overrides, StepBudget);
-        std::optional<ir::CommModel> M = commModel(Comm);
         ReportData R;
         {
           py::gil_scoped_release NoGil;
-          R = lintSource(A, M);
+          R = lintSource(A, Comm);
         }
         return reportToPython(R);
       },
       py::arg("source"), py::arg("is_text"), py::arg("name"),
       py::arg("import_paths"), py::arg("stdlib_dir"), py::arg("pipeline"),
-      py::arg("overrides"), py::arg("step_budget"), py::arg("comm_model"));
+      py::arg("overrides"), py::arg("step_budget"), py::arg("comm"));
 
   m.def(
       "import_torch_csv",
@@ -509,20 +425,19 @@ PYBIND11_MODULE(_pps, m) {
          const std::string &Pipeline, std::optional<int32_t> Ranks,
          std::optional<int32_t> Stages, std::optional<int32_t> Microbatches,
          const std::optional<std::string> &Placement, bool KeepIdle,
-         const std::optional<std::string> &Comm) {
+         const CommArgs &Comm) {
         CsvArgs A = csvArgs(Source, IsText, Name, Pipeline, Ranks, Stages,
                             Microbatches, Placement, KeepIdle);
-        std::optional<ir::CommModel> M = commModel(Comm);
         py::gil_scoped_release NoGil;
         auto SM = std::make_shared<SourceManager>();
         DiagnosticEngine Diags(*SM);
         std::optional<ir::Schedule> S = runImporter(A, *SM, Diags);
-        return finish(SM, Diags, std::move(S), M);
+        return finish(SM, Diags, std::move(S), Comm);
       },
       py::arg("source"), py::arg("is_text"), py::arg("name"),
       py::arg("pipeline"), py::arg("ranks"), py::arg("stages"),
       py::arg("microbatches"), py::arg("placement"), py::arg("keep_idle"),
-      py::arg("comm_model"));
+      py::arg("comm"));
 
   m.def(
       "lint_torch_csv",
@@ -530,24 +445,23 @@ PYBIND11_MODULE(_pps, m) {
          const std::string &Pipeline, std::optional<int32_t> Ranks,
          std::optional<int32_t> Stages, std::optional<int32_t> Microbatches,
          const std::optional<std::string> &Placement, bool KeepIdle,
-         const std::optional<std::string> &Comm) {
+         const CommArgs &Comm) {
         CsvArgs A = csvArgs(Source, IsText, Name, Pipeline, Ranks, Stages,
                             Microbatches, Placement, KeepIdle);
-        std::optional<ir::CommModel> M = commModel(Comm);
         ReportData R;
         {
           py::gil_scoped_release NoGil;
           SourceManager SM;
           DiagnosticEngine Diags(SM);
           std::optional<ir::Schedule> S = runImporter(A, SM, Diags);
-          R = lintLoaded(Diags, std::move(S), M);
+          R = lintLoaded(Diags, std::move(S), Comm);
         }
         return reportToPython(R);
       },
       py::arg("source"), py::arg("is_text"), py::arg("name"),
       py::arg("pipeline"), py::arg("ranks"), py::arg("stages"),
       py::arg("microbatches"), py::arg("placement"), py::arg("keep_idle"),
-      py::arg("comm_model"));
+      py::arg("comm"));
 
   m.def(
       "synth",
@@ -593,7 +507,7 @@ PYBIND11_MODULE(_pps, m) {
              A.PerStage = std::move(PerStage);
              B.setCosts(A);
            })
-      .def("set_comm_model", &Builder::setCommModel)
+      .def("set_comm", &Builder::setComm)
       .def("set_latency", &Builder::setLatency)
       .def("set_memory_limit", &Builder::setMemoryLimit)
       .def_property_readonly("num_actions", &Builder::numActions)
@@ -602,17 +516,16 @@ PYBIND11_MODULE(_pps, m) {
            [](Builder &B, const std::string &Name) {
              SourceArgs A = B.sourceArgs(Name);
              py::gil_scoped_release NoGil;
-             return compileSource(A, std::nullopt);
+             return compileSource(A, CommArgs());
            })
-      .def("lint", [](Builder &B, const std::string &Name,
-                      const std::optional<std::string> &Comm) {
-        SourceArgs A = B.sourceArgs(Name);
-        std::optional<ir::CommModel> M = commModel(Comm);
-        ReportData R;
-        {
-          py::gil_scoped_release NoGil;
-          R = lintSource(A, M);
-        }
-        return reportToPython(R);
-      });
+      .def("lint",
+           [](Builder &B, const std::string &Name, const CommArgs &Comm) {
+             SourceArgs A = B.sourceArgs(Name);
+             ReportData R;
+             {
+               py::gil_scoped_release NoGil;
+               R = lintSource(A, Comm);
+             }
+             return reportToPython(R);
+           });
 }

@@ -165,7 +165,9 @@ def _init(rank, world, port):
 
 def train_worker(rank, world, port, jobs_path, out_dir):
     """Runs every job of jobs_path (JSON: name, source, steps, comm_model,
-    trace, handlers, message_shapes, blocking_recv) on this rank and saves the stage weights, losses and peaks to
+    stream, eager_threshold, comm_placement, trace, handlers,
+    message_shapes, blocking_recv) on this rank and saves the stage
+    weights, losses, peaks and what the stream rule held back to
     out_dir/<job>.<rank>.pt; an exception is written to
     out_dir/error.<rank>.txt and re-raised."""
     try:
@@ -175,7 +177,8 @@ def train_worker(rank, world, port, jobs_path, out_dir):
         with open(jobs_path) as f:
             jobs = json.load(f)
         for job in jobs:
-            s = pps.compile(job["source"], name=job["name"] + ".pps")
+            s = pps.compile(job["source"], name=job["name"] + ".pps",
+                            comm_placement=job.get("comm_placement"))
             local = s.stages_of(rank)
             mods = {st: make_stage(s.stages, s.directions, st) for st in local}
             opt = make_optimizer([p for m in mods.values()
@@ -204,7 +207,8 @@ def train_worker(rank, world, port, jobs_path, out_dir):
                     for st in range(s.stages - 1)}
             rt = pps.torch.PipelineRuntime(
                 s, rank, mods, loss_fn, opt,
-                comm_model=job.get("comm_model"), watchdog=60,
+                comm_model=job.get("comm_model"), stream=job.get("stream"),
+                eager_threshold=job.get("eager_threshold"), watchdog=60,
                 trace=job.get("trace"),
                 blocking_recv=job.get("blocking_recv", False), **extra)
             losses = []
@@ -223,6 +227,9 @@ def train_worker(rank, world, port, jobs_path, out_dir):
                         "predicted_memory": rt.predicted_peak_memory,
                         "peak_bytes": rt.peak_activation_bytes,
                         "live": rt.live_activations,
+                        "comm_model": rt.comm_model,
+                        "comm_stream": tuple(rt.comm_stream),
+                        "stream_held": rt.stream_held,
                         "counts": counts},
                        os.path.join(out_dir, "%s.%d.pt" % (job["name"], rank)))
         dist.destroy_process_group()
@@ -232,8 +239,10 @@ def train_worker(rank, world, port, jobs_path, out_dir):
         raise
 
 
-def stall_worker(rank, world, port, source, watchdog):
-    """Runs a schedule expected to hang; prints when its step starts."""
+def stall_worker(rank, world, port, source, watchdog, comm=None):
+    """Runs a schedule expected to hang (under the comm options comm, a
+    dict of PipelineRuntime keywords); prints when its step starts and
+    when it returns."""
     import pps
     import pps.torch
     _init(rank, world, port)
@@ -242,7 +251,8 @@ def stall_worker(rank, world, port, source, watchdog):
             for st in s.stages_of(rank)}
     # verify=False: the proof would refuse it before anything runs.
     rt = pps.torch.PipelineRuntime(s, rank, mods, loss_fn, None,
-                                   watchdog=watchdog, verify=False)
+                                   watchdog=watchdog, verify=False,
+                                   **(comm or {}))
     xs, ys = data(s.microbatches, 0)
     print("step start %.6f" % time.time(), file=sys.stderr, flush=True)
     rt.step(inputs=xs, targets=ys)

@@ -16,7 +16,9 @@ Each rank walks its action list as the C++ executor does: F keeps the
 autograd graph, I computes the input gradient, W the parameter gradients
 (no second backward), B both; receives are posted where the schedule says
 and waited on by the compute that needs them; sends follow the comm model
-(rendezvous, eager, batched). A watchdog reports every rank's blocked
+(rendezvous, eager, batched, nccl) and its stream rule (comms in issue
+order on one queue per rank or per peer, emulated where the backend is
+not NCCL). A watchdog reports every rank's blocked
 action in the lint's words when the run stops making progress, and the
 measured timeline can be written as a Chrome trace in the simulator's
 format. docs/python.md has the guide.

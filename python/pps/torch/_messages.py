@@ -1,8 +1,10 @@
 """Messages between ranks: their shapes (published in the store by the rank
 that computes a stage's first output, or given as message_shapes), posting
-sends and receives as the comm model says (rendezvous, eager, batched),
-waiting on them where the schedule needs them, and recording them in the
-trace. A mixin of PipelineRuntime (_runtime.py), whose state it uses."""
+sends and receives as the comm model and stream rule say (rendezvous,
+eager, batched; in order on a stream per rank or per peer, _streams.py;
+sends under the eager threshold not waited for), waiting on them where the
+schedule needs them, and recording them in the trace. A mixin of
+PipelineRuntime (_runtime.py), whose state it uses."""
 
 import time
 from typing import Any, List, Optional, Sequence, Tuple
@@ -11,6 +13,7 @@ import torch
 from torch import Tensor
 
 from ._schema import _IS_FORWARD, _IS_SEND, PipelineError
+from ._streams import CommQueue
 from ._trace import flow_id
 from ._watchdog import WAIT_NONE, WAIT_RECV, WAIT_SEND
 
@@ -74,7 +77,8 @@ class _Req:
     tensors."""
 
     __slots__ = ("index", "code", "mb", "stage", "peer", "tensors", "works",
-                 "done", "post", "end", "seq")
+                 "done", "post", "end", "seq", "ready", "error", "started",
+                 "behind")
 
     def __init__(self, index, code, mb, stage, peer):
         self.index = index
@@ -88,6 +92,13 @@ class _Req:
         self.post = 0.0
         self.end = 0.0
         self.seq = 0
+        # On an emulated stream (_streams.CommQueue): set once the
+        # operation completed (or failed with error); started once its
+        # works were posted; behind: the operation issued before it.
+        self.ready = None
+        self.error: Optional[BaseException] = None
+        self.started = False
+        self.behind = None
 
 
 class _Messages:
@@ -168,12 +179,21 @@ class _Messages:
             req.seq = self._send_seq[peer]
             self._send_seq[peer] += 1
             req.post = time.perf_counter()
-            if self.comm_model == "batched":
+            if self._model == "batched":
                 self._batch.append(req)
                 return
-            req.works = [dist.isend(t, dst, group=self._group)
-                         for t in tensors]
-            if self.comm_model == "eager":
+            group = self._group
+            eager = self._eager_f if fwd else self._eager_b
+            stream = self._stream_to(peer)
+            if stream is not None:
+                stream.submit(req, lambda: [dist.isend(t, dst, group=group)
+                                            for t in tensors], eager)
+            else:
+                req.works = [dist.isend(t, dst, group=group)
+                             for t in tensors]
+            # Under a stream rule the rank issues and goes on (the stream
+            # orders the operations), as an eager send does.
+            if eager or self.comm_stream.scope != "none":
                 self._open_sends.append(req)
                 return
             self._wait(req, WAIT_SEND)
@@ -189,13 +209,38 @@ class _Messages:
         self._recv_seq[peer] += 1
         req.post = time.perf_counter()
         posted[(mb, s)] = req
-        if self.comm_model == "batched":
+        if self._model == "batched":
             self._batch.append(req)
             return
-        req.works = [dist.irecv(t, dst, group=self._group)
-                     for t in req.tensors]
+        group = self._group
+        tensors = req.tensors
+        stream = self._stream_to(peer)
+        if stream is not None:
+            stream.submit(req, lambda: [dist.irecv(t, dst, group=group)
+                                        for t in tensors], False)
+        else:
+            req.works = [dist.irecv(t, dst, group=group) for t in tensors]
         if self._blocking_recv:
             self._wait(req, WAIT_RECV)
+
+    def _stream_to(self, peer: int) -> Optional[CommQueue]:
+        """The emulated stream of the comms with peer (None when the
+        backend runs the stream rule itself, or there is none)."""
+        if not self._emulate_streams:
+            return None
+        key = peer if self.comm_stream.scope == "peer" else -1
+        stream = self._streams.get(key)
+        if stream is None:
+            stream = CommQueue("pps.torch rank %d comm stream%s" % (
+                self.rank, "" if key < 0 else " to rank %d" % key))
+            self._streams[key] = stream
+            self._all_streams.append(stream)
+        return stream
+
+    def _close_streams(self) -> None:
+        for stream in self._streams.values():
+            stream.close()
+        self._streams = {}
 
     def _check_send(self, fwd: bool, boundary: int, peer: int,
                     tensors: Sequence[Tensor]) -> None:
@@ -222,7 +267,14 @@ class _Messages:
         if not req.done:
             st.wait_action = req.index
             st.wait_kind = kind
+            self._waiting = req
             try:
+                if req.ready is not None:
+                    # On its stream: once the operations ahead of it have
+                    # completed and it has (or, eager, started).
+                    req.ready.wait()
+                    if req.error is not None:
+                        raise req.error
                 if self._host_poll:
                     # NCCL's wait() only makes the current stream wait: the
                     # host goes on, and a hang would surface at some later
@@ -241,6 +293,7 @@ class _Messages:
                     % (self.rank, self._acts_text[req.index], e)) from e
             finally:
                 st.wait_kind = WAIT_NONE
+                self._waiting = None
             req.done = True
             req.works = None
             req.end = time.perf_counter()

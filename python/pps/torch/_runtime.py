@@ -15,8 +15,20 @@ point-to-point operations, action for action as the C++ executor does
   (deferred wait). SEND posts an isend; under the rendezvous model the
   rank waits for it there, under eager at the end of the step, under
   batched a maximal run of consecutive comm actions is posted together
-  (batch_isend_irecv) and completes together. Each work is waited on
-  exactly once (a second wait() on a completed gloo work blocks).
+  (batch_isend_irecv) and completes together. A send of at most the
+  eager threshold is waited on at the end of the step, as under eager.
+  Each work is waited on exactly once (a second wait() on a completed gloo
+  work blocks).
+* The stream rule (comm_model='nccl', or stream='rank' / 'peer'): the
+  rank issues its comms and goes on (sends are waited on at the end of the
+  step, receives by their consumer); they complete in issue order on one
+  in-order queue per rank (or per peer), each started once the one before
+  it completed (a send under the eager threshold completes once posted),
+  so a receive whose data is not there yet holds back the sends behind
+  it, as NCCL's streams do (PyTorch #188833) and the C++ executor runs it. NCCL does this itself; on other backends (gloo)
+  pps.torch emulates it with a thread per queue (_streams.py). Under
+  batched every group completes before the rank goes on, so the queue
+  never holds anything back.
 * overlap pairs run in order (or through an overlap handler); UNSHARD,
   RESHARD, REDUCE_GRAD call handlers (no-ops by default); after the table,
   the optimizer steps and the gradients are zeroed.
@@ -39,14 +51,15 @@ that stage boundary must have them (checked before sending, with both
 ranks and the action named).
 
 This file builds the runtime and runs the step loop (the table, handlers,
-status lines, the trace at close); the actions live beside it: _compute.py
-(F, I, W, B and the activation count), _messages.py (sends, receives and
-their shapes), _sharing.py (weight sharing), _memory.py (activation
-bytes), _schema.py (the kinds and PipelineError).
+the end of the run); the actions live beside it: _compute.py (F, I, W, B
+and the activation count), _messages.py (sends, receives and their
+shapes), _streams.py (the stream rule where the backend does not run it),
+_sharing.py (weight sharing), _memory.py (activation bytes), _schema.py
+(the kinds and PipelineError), _trace.py (the trace close() writes),
+_watchdog.py (the watchdog and the status lines).
 """
 
 import itertools
-import json
 import math
 import numbers
 import os
@@ -58,8 +71,8 @@ from typing import (Any, Callable, Dict, List, Mapping, Optional, Sequence,
 import torch
 from torch import Tensor
 
-from .. import Action, Schedule
-from .._args import _COMM_MODELS
+from .. import Action, CommStream, Findings, Schedule
+from .._args import _comm
 from ._compute import _Compute
 from ._memory import _storage
 from ._messages import Meta, _example_meta, _Messages, _Req
@@ -67,15 +80,15 @@ from ._schema import (_CODES, _IS_COMM, _IS_COMPUTE, _KINDS, _ROW, B, F, I,
                       W, PipelineError)
 from ._sharing import _WeightSharing
 from ._split import Stage, StageState
-from ._trace import Event, write_chrome_trace
-from ._watchdog import (BETWEEN_STEPS, CLOSED, FAILED, NOT_STARTED, RUNNING,
-                        WAIT_DRAIN, WAIT_NONE, WAIT_RECV, Keys, Status,
-                        Watchdog)
+from ._trace import Event, _TraceWriter
+from ._watchdog import (BETWEEN_STEPS, CLOSED, FAILED, RUNNING, WAIT_DRAIN,
+                        WAIT_NONE, Keys, Status, Watchdog, _StatusLine)
 
 _runtime_ids = itertools.count()
 
 
-class PipelineRuntime(_Compute, _Messages, _WeightSharing):
+class PipelineRuntime(_Compute, _Messages, _WeightSharing, _TraceWriter,
+                      _StatusLine):
     """Runs one rank of a compiled schedule (pps.compile & co.) on the stage
     modules this rank holds. One per process, on the default process group
     (or `group`) of torch.distributed, initialised by the caller with any
@@ -101,8 +114,16 @@ class PipelineRuntime(_Compute, _Messages, _WeightSharing):
       stage of each microbatch's route (needed on the ranks holding one).
     optimizer: stepped after each step's table, then its gradients zeroed;
       None leaves the accumulated gradients in .grad for the caller.
-    comm_model: 'rendezvous', 'eager' or 'batched' (default: the
-      schedule's).
+    comm_model: 'rendezvous', 'eager', 'batched' or 'nccl' (rendezvous on
+      one in-order stream per rank, sends of up to 64 KiB eager); default:
+      the schedule's.
+    stream: 'none', 'peer' or 'rank': the stream rule instead of the
+      schedule's (emulated where the backend is not NCCL: see above).
+    eager_threshold: bytes (an int, '64K', 'none') up to which a send
+      completes without its receive, by the message sizes the schedule
+      declares (`comm { activation ...; }`; undeclared: larger than any),
+      as the proof and the C++ executor decide it. The three mean what
+      ppsc's --comm-model, --stream and --eager-threshold mean.
     watchdog: seconds without progress on any rank before the run is
       stopped with a report of every rank's blocked action (0: off; errors
       still stop the other ranks).
@@ -127,16 +148,20 @@ class PipelineRuntime(_Compute, _Messages, _WeightSharing):
     name: the prefix of this runtime's keys in the store (default: the
       schedule's name and how many runtimes this process made before; every
       rank must arrive at the same name).
-    verify: prove the schedule first as `ppsc lint` does, under comm_model
-      (PipelineError with lint's findings if it fails); False runs it
-      unverified, with a warning (the `verified` attribute says which).
+    verify: prove the schedule first as `ppsc lint` does, under the comm
+      model and stream rule of the run (PipelineError with lint's findings
+      if it fails); False runs it unverified, with a warning (the
+      `verified` attribute says which).
+    Attributes comm_model and comm_stream: the run's (pps.CommStream).
     """
 
     def __init__(self, schedule: Schedule, rank: Optional[int],
                  stages: Mapping[int, torch.nn.Module],
                  loss_fn: Optional[Callable[[Any, Any], Tensor]] = None,
                  optimizer: Optional[torch.optim.Optimizer] = None, *,
-                 comm_model: Optional[str] = None, watchdog: float = 10.0,
+                 comm_model: Optional[str] = None,
+                 stream: Optional[str] = None, eager_threshold: Any = None,
+                 watchdog: float = 10.0,
                  trace: Optional[str] = None,
                  trace_us_per_unit: float = 1000.0, group=None, store=None,
                  device: Optional[torch.device] = None,
@@ -159,25 +184,30 @@ class PipelineRuntime(_Compute, _Messages, _WeightSharing):
         mismatch = schedule._unit.fifo_mismatch()
         if mismatch:
             raise PipelineError("error: " + mismatch)
+        # The comm model and stream rule of this run, read by the compiler
+        # as ppsc reads --comm-model, --stream and --eager-threshold.
+        comm = _comm(comm_model, stream, eager_threshold)
+        model, base, rule, words, eager_f, eager_b = \
+            schedule._unit.comm_config(comm)
         # The proof every executable export runs (one check, the
         # compiler's), under the comm model this run uses.
-        model = comm_model or schedule.comm_model
-        if model not in _COMM_MODELS:
-            raise ValueError("comm_model must be 'rendezvous', 'eager' or "
-                             "'batched', got %r" % (model,))
         self.verified = False
         if verify:
-            found = schedule.prove(model)
+            # The comms as placed, which is what runs (a comm model given
+            # here could make the lowering place others).
+            report = schedule._unit.prove(comm, lowered=True)
+            found = Findings() if report is None else \
+                Findings._from_report(report)
             if found.errors:
                 raise PipelineError(
                     "the schedule is not proved free of deadlock under the %s "
-                    "model (what `ppsc lint` checks); verify=False runs it "
-                    "anyway:\n%s" % (model, found.text.rstrip("\n")))
+                    "(what `ppsc lint` checks); verify=False runs it "
+                    "anyway:\n%s" % (words, found.text.rstrip("\n")))
             self.verified = True
         else:
             warnings.warn("pps.torch: running schedule %r unverified "
                           "(verify=False): it was not checked for deadlock "
-                          "under the %s model" % (schedule.name, model),
+                          "under the %s" % (schedule.name, words),
                           stacklevel=2)
         # Every rank's table, by the schema (rank 0 names every rank's
         # events in the trace).
@@ -210,6 +240,12 @@ class PipelineRuntime(_Compute, _Messages, _WeightSharing):
         self.rank = rank
         self.ranks = ranks
         self.comm_model = model
+        self.comm_stream = CommStream(rule["scope"], rule["eager_threshold"])
+        self._model = base
+        # Whether a send of a forward / backward message is eager, by the
+        # sizes the schedule declares (schema::sendIsEager, as the proof
+        # and the C++ executor decide it).
+        self._eager_f, self._eager_b = eager_f, eager_b
         self._group = group
         M = schedule.microbatches
         self._microbatches = M
@@ -290,6 +326,14 @@ class PipelineRuntime(_Compute, _Messages, _WeightSharing):
         # work's is_completed() stays False until wait() is called).
         self._host_poll = backend == "nccl"
         self.backend = backend
+        # The stream rule: NCCL runs it on its own streams; elsewhere one
+        # thread per queue (made on first use) emulates it. Under batched
+        # every group completes before the rank goes on: nothing to hold.
+        self._emulate_streams = (self.comm_stream.scope != "none"
+                                 and backend != "nccl" and base != "batched")
+        self._streams: Dict[int, Any] = {}
+        self._all_streams: List[Any] = []
+        self._waiting: Optional[_Req] = None
         # Peers as global ranks (p2p calls take global ranks).
         if group is None:
             self._global = list(range(ranks))
@@ -407,6 +451,15 @@ class PipelineRuntime(_Compute, _Messages, _WeightSharing):
         return self._peak_bytes
 
     @property
+    def stream_held(self) -> Tuple[int, float]:
+        """Under an emulated stream rule: (operations, seconds): how many
+        comms this rank issued while the one ahead of them on their stream
+        had not completed, and how long they waited to start (the measured
+        side of SimResult.stream_held); (0, 0.0) otherwise."""
+        ops = sum(st.held_ops for st in self._all_streams)
+        return ops, sum(st.held_time for st in self._all_streams)
+
+    @property
     def steps(self) -> int:
         """Steps run so far."""
         return self._step_no
@@ -419,37 +472,6 @@ class PipelineRuntime(_Compute, _Messages, _WeightSharing):
         """This rank's recorded events (action index, rank, step, lane,
         flow, flow id, start, end), times in seconds of time.perf_counter()."""
         return list(self._events or [])
-
-    def describe(self) -> str:
-        """This rank's status line, as the watchdog reports it."""
-        st = self._status
-        r = self.rank
-        n = len(self._acts)
-        i = st.action
-        note = " (step %d)" % st.step if st.step else ""
-        if st.phase == NOT_STARTED:
-            return "rank %d has not started" % r
-        if st.phase in (BETWEEN_STEPS, CLOSED):
-            return "rank %d finished all %d actions" % (r, n)
-        if st.phase == FAILED:
-            return "rank %d stopped at action %d of %d" % (r, i, n)
-        cur = self._acts_text[i] if 0 <= i < n else "?"
-        kind = st.wait_kind
-        if kind == WAIT_NONE:
-            return "rank %d is running `%s` (action %d of %d)%s" % (
-                r, cur, i, n, note)
-        w = st.wait_action
-        peer = self._acts[w][3]
-        waited = self._acts_text[w]
-        other = self._acts_partner[w]
-        verb = ("finished its actions and blocks at" if kind == WAIT_DRAIN
-                else "blocks at")
-        at = waited if kind == WAIT_DRAIN else cur
-        line = "rank %d %s `%s` waiting for rank %d to post `%s`" % (
-            r, verb, at, peer, other)
-        if kind == WAIT_RECV and w != i:
-            line += " (for `%s`, action %d)" % (waited, w)
-        return line + note
 
     # --- running --------------------------------------------------------------
 
@@ -533,7 +555,7 @@ class PipelineRuntime(_Compute, _Messages, _WeightSharing):
         n = len(acts)
         st = self._status
         handlers = self._handlers
-        batched = self.comm_model == "batched"
+        batched = self._model == "batched"
         i = 0
         try:
             while i < n:
@@ -640,6 +662,7 @@ class PipelineRuntime(_Compute, _Messages, _WeightSharing):
             self._status.phase = CLOSED
         self._watchdog.announce_closed()
         self._watchdog.stop()
+        self._close_streams()
         for st in self._stages.values():
             st.remove_hooks()
         if self._trace_path is not None and self._status.phase != FAILED:
@@ -650,41 +673,3 @@ class PipelineRuntime(_Compute, _Messages, _WeightSharing):
 
     def __exit__(self, *exc) -> None:
         self.close()
-
-    def _write_trace(self, timeout: float) -> None:
-        epoch = self._epoch
-        start = (self._start + epoch) if self._start is not None else None
-        mine = {"start": start,
-                "events": [list(e[:6]) + [e[6] + epoch, e[7] + epoch]
-                           for e in (self._events or [])]}
-        store = self._store
-        if store is None:
-            raise RuntimeError("no store to gather the trace through")
-        store.put("trace/%d" % self.rank, json.dumps(mine))
-        if self.rank != 0:
-            return
-        deadline = time.monotonic() + timeout
-        parts: Dict[int, Any] = {}
-        while len(parts) < self.ranks:
-            for r in range(self.ranks):
-                if r not in parts and store.has("trace/%d" % r):
-                    parts[r] = json.loads(store.get("trace/%d" % r))
-            if (len(parts) == self.ranks or time.monotonic() > deadline
-                    or self._watchdog.failed_elsewhere()):
-                break
-            time.sleep(0.01)
-        starts = [p["start"] for p in parts.values() if p["start"] is not None]
-        t0 = min(starts) if starts else 0.0
-        events: List[Event] = []
-        for p in parts.values():
-            for e in p["events"]:
-                events.append((int(e[0]), int(e[1]), int(e[2]), int(e[3]),
-                               int(e[4]), int(e[5]), (e[6] - t0) * 1e6,
-                               (e[7] - t0) * 1e6))
-        write_chrome_trace(self._trace_path, self.schedule.name, self.ranks,
-                           _KINDS, self._tables, self._texts, events,
-                           self._us_per_unit)
-        if len(parts) < self.ranks:
-            missing = sorted(set(range(self.ranks)) - set(parts))
-            raise PipelineError("the trace lacks ranks %s: they did not "
-                                "close() (within %g s)" % (missing, timeout))

@@ -11,7 +11,10 @@ per unit (1000 by default, so trace time is wall time).
 import json
 import os
 import tempfile
-from typing import List, Sequence, Tuple
+import time
+from typing import Any, Dict, List, Sequence, Tuple
+
+from ._schema import _KINDS, PipelineError
 
 # An event: (action index, rank, step, lane, flow, flow id, start us, end us)
 # with times in microseconds since the common start of the run; flow is 0
@@ -85,3 +88,47 @@ def write_chrome_trace(path: str, name: str, ranks: int,
         except OSError:
             pass
         raise
+
+
+class _TraceWriter:
+    """PipelineRuntime's close(): every rank's events gathered through the
+    store, written by rank 0. A mixin of PipelineRuntime (_runtime.py),
+    whose state it uses."""
+
+    def _write_trace(self, timeout: float) -> None:
+        epoch = self._epoch
+        start = (self._start + epoch) if self._start is not None else None
+        mine = {"start": start,
+                "events": [list(e[:6]) + [e[6] + epoch, e[7] + epoch]
+                           for e in (self._events or [])]}
+        store = self._store
+        if store is None:
+            raise RuntimeError("no store to gather the trace through")
+        store.put("trace/%d" % self.rank, json.dumps(mine))
+        if self.rank != 0:
+            return
+        deadline = time.monotonic() + timeout
+        parts: Dict[int, Any] = {}
+        while len(parts) < self.ranks:
+            for r in range(self.ranks):
+                if r not in parts and store.has("trace/%d" % r):
+                    parts[r] = json.loads(store.get("trace/%d" % r))
+            if (len(parts) == self.ranks or time.monotonic() > deadline
+                    or self._watchdog.failed_elsewhere()):
+                break
+            time.sleep(0.01)
+        starts = [p["start"] for p in parts.values() if p["start"] is not None]
+        t0 = min(starts) if starts else 0.0
+        events: List[Event] = []
+        for p in parts.values():
+            for e in p["events"]:
+                events.append((int(e[0]), int(e[1]), int(e[2]), int(e[3]),
+                               int(e[4]), int(e[5]), (e[6] - t0) * 1e6,
+                               (e[7] - t0) * 1e6))
+        write_chrome_trace(self._trace_path, self.schedule.name, self.ranks,
+                           _KINDS, self._tables, self._texts, events,
+                           self._us_per_unit)
+        if len(parts) < self.ranks:
+            missing = sorted(set(range(self.ranks)) - set(parts))
+            raise PipelineError("the trace lacks ranks %s: they did not "
+                                "close() (within %g s)" % (missing, timeout))

@@ -32,6 +32,8 @@ import threading
 import time
 from typing import Callable, List, Optional
 
+from ._streams import holder
+
 # What a rank waits on (RankStatus::waitKind in the C++ runtime).
 WAIT_NONE = 0
 WAIT_SEND = 1   # a send waits for the peer to post the matching receive
@@ -312,3 +314,53 @@ class Watchdog:
         _write_stderr("error: rank %d stops: %s\n"
                       % (self.rank, message or "another rank failed"))
         os._exit(EXIT_ERROR)
+
+
+class _StatusLine:
+    """PipelineRuntime.describe(): the rank's status line in the lint's
+    words, with what holds a comm back on its stream. A mixin of
+    PipelineRuntime (_runtime.py), whose state it uses."""
+
+    def describe(self) -> str:
+        """This rank's status line, as the watchdog reports it."""
+        st = self._status
+        r = self.rank
+        n = len(self._acts)
+        i = st.action
+        note = " (step %d)" % st.step if st.step else ""
+        if st.phase == NOT_STARTED:
+            return "rank %d has not started" % r
+        if st.phase in (BETWEEN_STEPS, CLOSED):
+            return "rank %d finished all %d actions" % (r, n)
+        if st.phase == FAILED:
+            return "rank %d stopped at action %d of %d" % (r, i, n)
+        cur = self._acts_text[i] if 0 <= i < n else "?"
+        kind = st.wait_kind
+        if kind == WAIT_NONE:
+            return "rank %d is running `%s` (action %d of %d)%s" % (
+                r, cur, i, n, note)
+        w = st.wait_action
+        peer = self._acts[w][3]
+        waited = self._acts_text[w]
+        other = self._acts_partner[w]
+        verb = ("finished its actions and blocks at" if kind == WAIT_DRAIN
+                else "blocks at")
+        at = waited if kind == WAIT_DRAIN else cur
+        line = "rank %d %s `%s` waiting for rank %d to post `%s`" % (
+            r, verb, at, peer, other)
+        # Held back on its stream: what it waits for is the operation ahead.
+        ahead = holder(self._waiting)
+        if ahead is not None:
+            line = ("rank %d %s `%s`, held back on its comm stream behind "
+                    "`%s`, which waits for rank %d to post `%s`" % (
+                        r, verb, at, self._acts_text[ahead.index], ahead.peer,
+                        self._acts_partner[ahead.index]))
+        if kind == WAIT_RECV and w != i:
+            line += " (for `%s`, action %d)" % (waited, w)
+        for stream in list(self._streams.values()):
+            held = stream.held()
+            if held is not None and held[0] is not self._waiting:
+                line += ("; on its comm stream `%s` waits behind `%s`"
+                         % (self._acts_text[held[0].index],
+                            self._acts_text[held[1].index]))
+        return line + note

@@ -17,6 +17,7 @@
 #include "pps/frontend/Frontend.h"
 #include "pps/ir/Schedule.h"
 #include "pps/passes/PassManager.h"
+#include "pps/pipeline/CommOptions.h"
 #include "pps/support/Diagnostics.h"
 #include "pps/support/OutputFile.h"
 
@@ -75,26 +76,11 @@ extern llvm::cl::opt<std::string> EagerThreshold;
 extern llvm::cl::opt<double> Latency;
 } // namespace opts
 
-/// A number of bytes as options write it ("65536", "64K", "16M", "1G": K, M
-/// and G are powers of 1024), at most Max; nullopt if malformed.
-std::optional<uint64_t> byteCount(llvm::StringRef Text, uint64_t Max);
-
-/// What --comm-model, --stream, --eager-threshold and --latency change of a
-/// schedule (CommOptions.cpp).
-struct CommOverrides {
-  std::optional<ir::CommModel> Model;
-  /// The stream rule --comm-model=nccl sets.
-  std::optional<ir::CommStream> Preset;
-  std::optional<ir::StreamScope> Scope;
-  /// Bytes; < 0: no threshold.
-  std::optional<double> Threshold;
-  /// --latency: the per-message latency (time units).
-  std::optional<double> Latency;
-
-  bool any() const;
-  /// Writes them into S (the model, then the preset, then the others).
-  void apply(ir::Schedule &S) const;
-};
+/// A number of bytes as options write it, and what --comm-model, --stream,
+/// --eager-threshold and --latency change of a schedule: read as the Python
+/// module reads them (pps/pipeline/CommOptions.h).
+using pipeline::byteCount;
+using pipeline::CommOverrides;
 
 /// One compilation: sources, diagnostics and the options in force.
 class Session {
