@@ -23,6 +23,7 @@ CommStreams::~CommStreams() {
   }
   NewWork.store(true, std::memory_order_release);
   Work.notify_all();
+  T.interrupt(Rank);
   Thread.join();
 }
 
@@ -40,6 +41,7 @@ void CommStreams::issue(std::vector<Request *> Group) {
   }
   NewWork.store(true, std::memory_order_release);
   Work.notify_one();
+  T.interrupt(Rank);
 }
 
 bool CommStreams::completed(const Request &R) {

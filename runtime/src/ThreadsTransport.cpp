@@ -58,6 +58,7 @@ void ThreadsTransport::postSend(int32_t Self, Request &R) {
   if (Wake)
     C.cv.notify_all();
   R.done = !Rendezvous || R.eager;
+  progressed();
 }
 
 void ThreadsTransport::postRecv(int32_t Self, Request &R) {
@@ -72,6 +73,25 @@ void ThreadsTransport::postRecv(int32_t Self, Request &R) {
   if (Wake)
     C.cv.notify_all();
   R.done = false;
+  progressed();
+}
+
+void ThreadsTransport::progressed() {
+  if (ProgressWaiters.load(std::memory_order_acquire) == 0)
+    return;
+  {
+    std::lock_guard<std::mutex> L(ProgressMu);
+    ++Progress;
+  }
+  ProgressCv.notify_all();
+}
+
+void ThreadsTransport::interrupt(int32_t) {
+  {
+    std::lock_guard<std::mutex> L(ProgressMu);
+    ++Progress;
+  }
+  ProgressCv.notify_all();
 }
 
 void ThreadsTransport::take(int32_t Self, Request &R) {
@@ -116,20 +136,32 @@ bool ThreadsTransport::test(int32_t Self, Request &R) {
 
 void ThreadsTransport::waitAny(int32_t Self, Request *const *Rs, size_t N,
                                const std::atomic<bool> &Interrupt) {
-  // Polls: the requests are on different channels. A few looks that yield
-  // the core, then 20 us sleeps: a rank's stream thread must not take the
-  // cores its own and the other ranks' kernels run on.
-  for (uint64_t I = 0;; ++I) {
-    for (size_t K = 0; K < N; ++K)
-      if (complete(Self, *Rs[K]))
-        return;
-    if (Interrupt.load(std::memory_order_acquire))
-      return;
+  // The requests are on different channels: sleep until some post (or
+  // interrupt) happened since the last look, so a rank's stream thread
+  // takes no core while it waits. The count is read before the look, so a
+  // post between the look and the sleep is not missed; the timeout is a
+  // backstop for aborts.
+  while (true) {
+    ProgressWaiters.fetch_add(1, std::memory_order_acq_rel);
+    uint64_t Seen;
+    {
+      std::lock_guard<std::mutex> L(ProgressMu);
+      Seen = Progress;
+    }
+    bool Ready = Interrupt.load(std::memory_order_acquire);
+    for (size_t K = 0; K < N && !Ready; ++K)
+      Ready = complete(Self, *Rs[K]);
+    if (!Ready && !RS.aborted()) {
+      std::unique_lock<std::mutex> L(ProgressMu);
+      ProgressCv.wait_for(L, std::chrono::milliseconds(10), [&] {
+        return Progress != Seen || RS.aborted() ||
+               Interrupt.load(std::memory_order_acquire);
+      });
+    }
+    ProgressWaiters.fetch_sub(1, std::memory_order_acq_rel);
     RS.throwIfAborted();
-    if (I < 64)
-      std::this_thread::yield();
-    else
-      std::this_thread::sleep_for(std::chrono::microseconds(20));
+    if (Ready)
+      return;
   }
 }
 

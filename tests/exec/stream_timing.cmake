@@ -11,12 +11,12 @@
 #   simulated one (51 units).
 #
 #   cmake -DPYTORCH=exec -DFIXED=exec [-DLAUNCH="mpirun;-n;8"] [-DARGS=...]
-#         [-DSTEPS=2] [-DSCALE=5] [-DTOLERANCE=0.1] -P stream_timing.cmake
+#         [-DSTEPS=2] [-DSCALE=10] [-DTOLERANCE=0.1] -P stream_timing.cmake
 if(NOT STEPS)
   set(STEPS 2)
 endif()
 if(NOT SCALE)
-  set(SCALE 5)
+  set(SCALE 10)
 endif()
 if(NOT TOLERANCE)
   set(TOLERANCE 0.1)

@@ -78,6 +78,9 @@ public:
   /// throws Aborted if the run is aborted (CommStreams' thread).
   virtual void waitAny(int32_t Self, Request *const *Rs, size_t N,
                        const std::atomic<bool> &Interrupt) = 0;
+  /// Wakes a waitAny of rank Self so it looks at Interrupt (a transport
+  /// whose waitAny polls need not).
+  virtual void interrupt(int32_t Self) { (void)Self; }
 };
 
 /// In-process transport: one thread per rank, one FIFO channel per ordered
@@ -93,8 +96,12 @@ public:
   void wait(int32_t Self, Request &R) override;
   void waitAny(int32_t Self, Request *const *Rs, size_t N,
                const std::atomic<bool> &Interrupt) override;
+  void interrupt(int32_t Self) override;
 
 private:
+  /// Counts posts, so waitAny sleeps until something it may wait for
+  /// happened (its requests are on different channels).
+  void progressed();
   struct Msg {
     Buffer buf;
     Action sent; ///< the sender's action, checked against the receive
@@ -119,6 +126,10 @@ private:
   int32_t Ranks;
   bool Rendezvous;
   std::vector<std::unique_ptr<Channel>> Channels;
+  std::mutex ProgressMu;
+  std::condition_variable ProgressCv;
+  uint64_t Progress = 0; ///< guarded by ProgressMu
+  std::atomic<int> ProgressWaiters{0};
 };
 
 /// The FIFO identity check: a receive must be matched by the send that
