@@ -15,7 +15,6 @@
 
 namespace ppsrt {
 
-using pps::schema::CommStream;
 using pps::schema::StreamScope;
 
 /// "65536", "64K", "1M", "1G" (powers of 1024), or "none" (-1).
