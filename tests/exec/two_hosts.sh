@@ -84,6 +84,22 @@ fail() {
   failures=$((failures + 1))
 }
 
+# Waits until the link carries again on both ends (after the partition
+# case brought it back up), so the next case's daemons can connect: a run
+# started at once could not reach the launcher ("unable to complete a TCP
+# connection"), which is the network, not the runtime.
+link_ready() {
+  for _ in $(seq 1 100); do
+    if ip -n "$nsa" link show "${tag}va" | grep -q "LOWER_UP.*state UP" &&
+      ip -n "$nsb" link show "${tag}vb" | grep -q "LOWER_UP.*state UP"; then
+      sleep 2
+      return 0
+    fi
+    sleep 0.1
+  done
+  fail "the link did not come back up within 10 s"
+}
+
 # Processes left in either namespace.
 left() {
   { ip netns pids "$nsa"; ip netns pids "$nsb"; } 2>/dev/null | wc -l
@@ -164,6 +180,7 @@ if start_long partition; then
     "$tmp/out.partition" || fail "partition: the report does not name the ranks cut off"
   ip -n "$nsa" link set "${tag}va" up
   ip -n "$nsb" link set "${tag}vb" up
+  link_ready
 fi
 
 # sigkill / sigstop: one rank on host B.
