@@ -38,21 +38,6 @@ struct Pending {
 
 } // namespace
 
-PairKey PairKey::unit(const Timeline &TL, uint32_t U) {
-  return {TL.Start[U], 1, TL.Seq[U], 2, 0};
-}
-
-PairKey PairKey::late(const Timeline &TL, uint32_t P, uint32_t C, uint32_t J) {
-  return {TL.Start[C], TL.Start[P] < TL.Start[C] ? 0u : 1u, TL.Seq[C], J, 0};
-}
-
-PairKey PairKey::early(const Timeline &TL, uint32_t P, uint32_t C, uint32_t J) {
-  // After the producer's own key (same Seq, Sub 3 > 2; or a later time),
-  // before the consumer's (its start is at least the producer's end, and a
-  // tie is broken by Seq: the producer was resolved first).
-  return {TL.End[P], 1, TL.Seq[P], 3, TL.Seq[C] * 2 + J};
-}
-
 uint64_t placeByKeys(Schedule &S, const UnitIndex &U, const Timeline &TL,
                      const std::vector<uint8_t> &Early, PairSites *Sites) {
   const Topology &T = S.Topo;

@@ -37,9 +37,18 @@ struct PairKey {
   double Time;
   uint32_t Phase, Seq, Sub, Tie;
 
-  static PairKey unit(const Timeline &TL, uint32_t U);
-  static PairKey late(const Timeline &TL, uint32_t P, uint32_t C, uint32_t J);
-  static PairKey early(const Timeline &TL, uint32_t P, uint32_t C, uint32_t J);
+  static PairKey unit(const Timeline &TL, uint32_t U) {
+    return {TL.Start[U], 1, TL.Seq[U], 2, 0};
+  }
+  static PairKey late(const Timeline &TL, uint32_t P, uint32_t C, uint32_t J) {
+    return {TL.Start[C], TL.Start[P] < TL.Start[C] ? 0u : 1u, TL.Seq[C], J, 0};
+  }
+  /// After the producer's own key (same Seq, Sub 3 > 2; or a later time),
+  /// before the consumer's (its start is at least the producer's end, and a
+  /// tie is broken by Seq: the producer was resolved first).
+  static PairKey early(const Timeline &TL, uint32_t P, uint32_t C, uint32_t J) {
+    return {TL.End[P], 1, TL.Seq[P], 3, TL.Seq[C] * 2 + J};
+  }
   bool before(const PairKey &O) const {
     if (Time != O.Time)
       return Time < O.Time;

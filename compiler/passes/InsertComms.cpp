@@ -258,10 +258,12 @@ uint64_t InsertCommsPass::placeConsumer(Schedule &S, const UnitIndex &U,
     Pending.clear();
     size_t Head = 0;
     auto Push = [&](const Event &E) {
+      // Insertion from the back: most events arrive in key order.
+      size_t K = Pending.size();
       Pending.push_back(E);
-      for (size_t K = Pending.size() - 1; K > Head && E.before(Pending[K - 1]);
-           --K)
-        std::swap(Pending[K], Pending[K - 1]);
+      for (; K > Head && E.before(Pending[K - 1]); --K)
+        Pending[K] = Pending[K - 1];
+      Pending[K] = E;
       ++Inserted;
     };
     // Receives are queued a little ahead: those of every upcoming unit that
