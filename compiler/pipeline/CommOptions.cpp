@@ -2,6 +2,7 @@
 #include "pps/pipeline/CommOptions.h"
 
 #include "pps/support/Figures.h"
+#include "ppsrt/ByteCount.h"
 
 #include <fmt/format.h>
 
@@ -11,17 +12,10 @@ namespace pps::pipeline {
 
 std::optional<uint64_t> byteCount(llvm::StringRef Text, uint64_t Max) {
   Text = Text.trim();
-  uint64_t Unit = 1;
-  if (Text.consume_back("K") || Text.consume_back("k"))
-    Unit = uint64_t(1) << 10;
-  else if (Text.consume_back("M"))
-    Unit = uint64_t(1) << 20;
-  else if (Text.consume_back("G"))
-    Unit = uint64_t(1) << 30;
   uint64_t N;
-  if (Text.getAsInteger(10, N) || N > Max / Unit)
+  if (!schema::parseByteCount({Text.data(), Text.size()}, Max, N))
     return std::nullopt;
-  return N * Unit;
+  return N;
 }
 
 bool CommOverrides::any() const {

@@ -8,36 +8,26 @@
 //===----------------------------------------------------------------------===//
 #include "ppsrt/Main.h"
 
-#include <fmt/format.h>
+#include "ppsrt/ByteCount.h"
 
-#include <cmath>
-#include <cstdlib>
+#include <fmt/format.h>
 
 namespace ppsrt {
 
 using pps::schema::StreamScope;
 
-/// "65536", "64K", "1M", "1G" (powers of 1024), or "none" (-1).
+/// "65536", "64K", "1M", "1G" (powers of 1024; ppsc's spellings), or
+/// "none" (-1).
 static bool thresholdBytes(const std::string &Text, double &Out) {
   if (Text == "none") {
     Out = -1;
     return true;
   }
-  std::string Digits = Text;
-  double Unit = 1;
-  if (!Digits.empty() && (Digits.back() == 'K' || Digits.back() == 'k'))
-    Unit = 1024;
-  else if (!Digits.empty() && Digits.back() == 'M')
-    Unit = 1024.0 * 1024;
-  else if (!Digits.empty() && Digits.back() == 'G')
-    Unit = 1024.0 * 1024 * 1024;
-  if (Unit != 1)
-    Digits.pop_back();
-  if (Digits.empty() || Digits.size() > 13 ||
-      Digits.find_first_not_of("0123456789") != std::string::npos)
+  uint64_t N;
+  if (!pps::schema::parseByteCount(Text, uint64_t(1) << 40, N))
     return false;
-  Out = std::strtod(Digits.c_str(), nullptr) * Unit;
-  return Out <= double(uint64_t(1) << 40);
+  Out = double(N);
+  return true;
 }
 
 bool parseCommOption(const std::string &Name, const std::string &Value,
