@@ -38,7 +38,7 @@ pipelineItem
   | DIRECTIONS expr SEMI                             # directionsItem
   | COST LBRACE costEntry* RBRACE                    # costItem
   | COMM LBRACE commEntry* RBRACE                    # commItem
-  | MEMORY LIMIT expr SEMI                           # memoryItem
+  | MEMORY LIMIT expr unit? SEMI                     # memoryItem
   | MEMORY LBRACE memoryEntry* RBRACE                # memoryBlockItem
   | FSDP (PREFETCH expr)? SEMI                       # fsdpItem
   | SCHEDULE ident LPAREN argList? RPAREN SEMI       # scheduleItem
@@ -61,8 +61,9 @@ costKey : COMPUTE_KIND | OVERLAP | ident ;
 // The memory model: what F allocates and I frees, per (microbatch, stage);
 // W (or the last backward) frees the rest.
 //   memory { F = 1; I = -0.5; W = -0.5; limit 8; }
+//   memory { F[stage 0] = 48 MiB; F[stage 1] = 40 MiB; limit 2 GiB; }
 memoryEntry
-  : LIMIT expr SEMI                                  # memoryLimitEntry
+  : LIMIT expr unit? SEMI                            # memoryLimitEntry
   | costKey (LBRACK STAGE_KW expr RBRACK)? ASSIGN quantity SEMI # memoryAmountEntry
   ;
 

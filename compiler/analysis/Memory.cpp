@@ -100,7 +100,8 @@ MemoryProfile analyzeMemory(const ir::Schedule &S, const MemoryOptions &Opts) {
       uint64_t K = State.key(A);
       uint8_t St = State.get(K);
       schema::MemoryEffect E = schema::memoryEffect(A.Kind, St & HasW);
-      double D = memoryDelta(Out.Model, E, St & Live, St & InputDone);
+      double D =
+          memoryDelta(Out.Model.of(A.Stage), E, St & Live, St & InputDone);
       switch (E) {
       case schema::MemoryEffect::Acquire:
         St |= Live;

@@ -264,16 +264,33 @@ void emitCpp(const ir::Schedule &S, const CppEmitOptions &Opts,
   OS << "};\n\n";
 
   if (!S.Memory.isChunks()) {
-    OS << fmt::format("// Memory analysis: peak memory per rank in the "
-                      "memory model's units (F = {}, I = {}).\n",
-                      cppDouble(S.Memory.Forward),
-                      cppDouble(S.Memory.inputAmount()));
+    if (S.Memory.Stages.empty())
+      OS << fmt::format("// Memory analysis: peak memory per rank in the "
+                        "memory model's {} (F = {}, I = {}).\n",
+                        S.Memory.Bytes ? "bytes" : "units",
+                        cppDouble(S.Memory.Default.Forward),
+                        cppDouble(S.Memory.Default.inputAmount()));
+    else
+      OS << fmt::format("// Memory analysis: peak memory per rank in the "
+                        "memory model's {} (kStageMemory).\n",
+                        S.Memory.Bytes ? "bytes" : "units");
     OS << fmt::format("const double kPredictedMemory[{}] = {{", T.Ranks);
     for (int32_t R = 0; R < T.Ranks; ++R)
       OS << (R ? ", " : "")
          << cppDouble(size_t(R) < ModelPeaks.Ranks.size()
                           ? ModelPeaks.Ranks[size_t(R)].Peak
                           : 0.0);
+    OS << "};\n\n";
+  }
+  if (!S.Memory.Stages.empty()) {
+    OS << "// Per stage: its memory model (F allocates, I frees).\n";
+    OS << fmt::format("const pps::schema::MemoryModel kStageMemory[{}] = {{",
+                      T.Stages);
+    for (int32_t St = 0; St < T.Stages; ++St) {
+      const schema::MemoryModel &M = S.Memory.of(St);
+      OS << fmt::format("{}{{{}, {}}}", St ? ", " : "", cppDouble(M.Forward),
+                        cppDouble(M.InputGrad));
+    }
     OS << "};\n\n";
   }
   if (!S.Cost.StageOverlap.empty()) {
@@ -341,8 +358,8 @@ void emitCpp(const ir::Schedule &S, const CppEmitOptions &Opts,
   if (!S.Memory.isChunks() || !S.Cost.StageOverlap.empty() ||
       S.Stream != ir::CommStream() || !Streams.empty()) {
     OS << fmt::format("    {{{}, {}}}, // memory model: F allocates, I frees\n",
-                      cppDouble(S.Memory.Forward),
-                      cppDouble(S.Memory.InputGrad));
+                      cppDouble(S.Memory.Default.Forward),
+                      cppDouble(S.Memory.Default.InputGrad));
     OS << fmt::format("    {}, // predicted memory per rank\n",
                       S.Memory.isChunks() ? "nullptr" : "kPredictedMemory");
     OS << fmt::format("    {}, // overlap cost per stage\n",
@@ -356,6 +373,10 @@ void emitCpp(const ir::Schedule &S, const CppEmitOptions &Opts,
                       cppDouble(S.Stream.EagerThreshold));
     OS << fmt::format("    {}, // executor timing under a stream rule\n",
                       Streams.empty() ? "nullptr" : "kStreamMakespan");
+    if (!S.Memory.Stages.empty() || S.Memory.Bytes)
+      OS << fmt::format("    {}, {}, // memory model per stage, in bytes\n",
+                        S.Memory.Stages.empty() ? "nullptr" : "kStageMemory",
+                        S.Memory.Bytes ? "true" : "false");
   }
   OS << "};\n\n} // namespace\n\n";
   OS << "int main(int argc, char **argv) {\n"

@@ -123,11 +123,22 @@ void emitJson(const ir::Schedule &S, llvm::raw_ostream &OS,
     else
       J.attribute("memory_limit", nullptr);
     // What F allocates and I and W free per (microbatch, stage), in the
-    // limit's units (the last backward frees the rest).
+    // limit's units (the last backward frees the rest); per stage when the
+    // stages differ (then the block's amounts are the chunk model, unused).
+    auto Amounts = [&](const schema::MemoryModel &M) {
+      J.attribute("F", M.Forward);
+      J.attribute("I", M.inputAmount());
+      J.attribute("W", M.weightAmount());
+    };
     J.attributeObject("memory_model", [&] {
-      J.attribute("F", S.Memory.Forward);
-      J.attribute("I", S.Memory.inputAmount());
-      J.attribute("W", S.Memory.weightAmount());
+      Amounts(S.Memory.Default);
+      if (S.Memory.Bytes)
+        J.attribute("unit", "bytes");
+      if (!S.Memory.Stages.empty())
+        J.attributeArray("stages", [&] {
+          for (const schema::MemoryModel &M : S.Memory.Stages)
+            J.object([&] { Amounts(M); });
+        });
     });
     J.attributeObject("fsdp", [&] {
       J.attribute("enabled", S.Fsdp.Enabled);

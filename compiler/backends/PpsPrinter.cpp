@@ -143,20 +143,37 @@ void Printer::printCost() {
 }
 
 void Printer::printMemory() {
-  const schema::MemoryModel &M = S.Memory;
+  const ir::MemorySpec &M = S.Memory;
   if (M.isChunks()) {
     if (S.MemoryLimit)
       OS << fmt::format("  memory limit {};\n", *S.MemoryLimit);
     return;
   }
-  // W is the rest of F after I (a check when parsed back), written so the
-  // block reads as the three amounts.
-  auto Neg = [&](double V) { return V == 0 ? std::string("0") : num(-V); };
-  OS << fmt::format("  memory {{ F = {}; I = {}; W = {};", num(M.Forward),
-                    Neg(M.InputGrad), Neg(M.weightGrad()));
-  if (S.MemoryLimit)
-    OS << fmt::format(" limit {};", *S.MemoryLimit);
-  OS << " }\n";
+  // Bytes are written as bytes, so they parse back bit for bit.
+  const char *Unit = M.Bytes ? " B" : "";
+  auto Amount = [&](double V) {
+    return (V == 0 ? std::string("0") : num(V)) + Unit;
+  };
+  std::string Limit =
+      S.MemoryLimit ? fmt::format(" limit {}{};", *S.MemoryLimit, Unit) : "";
+  if (M.Stages.empty()) {
+    // W is the rest of F after I (a check when parsed back), written so the
+    // block reads as the three amounts.
+    const schema::MemoryModel &D = M.Default;
+    OS << fmt::format("  memory {{ F = {}; I = {}; W = {};{} }}\n",
+                      Amount(D.Forward), Amount(D.inputAmount()),
+                      Amount(D.weightAmount()), Limit);
+    return;
+  }
+  // Per stage: F, and I where it frees part (W, the rest, follows).
+  OS << "  memory {";
+  for (size_t St = 0; St < M.Stages.size(); ++St) {
+    const schema::MemoryModel &X = M.Stages[St];
+    OS << fmt::format("\n    F[stage {}] = {};", St, Amount(X.Forward));
+    if (X.InputGrad != 0)
+      OS << fmt::format(" I[stage {}] = {};", St, Amount(X.inputAmount()));
+  }
+  OS << (Limit.empty() ? "" : "\n   ") << Limit << "\n  }\n";
 }
 
 void Printer::printComm() {

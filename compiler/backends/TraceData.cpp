@@ -78,9 +78,27 @@ void writeFiguresJson(const ir::Schedule &S, const sim::SimResult &R,
   B.put(",\n  \"peak_memory\": ").dbl(R.PeakMemory);
   if (!R.Memory.isChunks()) {
     // The memory model the peaks count in (the chunk model is implied).
-    B.put(",\n  \"memory_model\": {\"F\": ").dbl(R.Memory.Forward);
-    B.put(", \"I\": ").dbl(R.Memory.inputAmount());
-    B.put(", \"W\": ").dbl(R.Memory.weightAmount()).put('}');
+    // (export.schema.json's memory_model: the block's amounts, per stage
+    // when they differ, and the unit when it is bytes).
+    auto Amounts = [&](const schema::MemoryModel &M) {
+      B.put("{\"F\": ").dbl(M.Forward);
+      B.put(", \"I\": ").dbl(M.inputAmount());
+      B.put(", \"W\": ").dbl(M.weightAmount());
+    };
+    B.put(",\n  \"memory_model\": ");
+    Amounts(R.Memory.Default);
+    if (R.Memory.Bytes)
+      B.put(", \"unit\": \"bytes\"");
+    if (!R.Memory.Stages.empty()) {
+      B.put(", \"stages\": [");
+      for (size_t St = 0; St < R.Memory.Stages.size(); ++St) {
+        B.put(St ? ", " : "");
+        Amounts(R.Memory.Stages[St]);
+        B.put('}');
+      }
+      B.put(']');
+    }
+    B.put('}');
   }
   if (S.MemoryLimit)
     B.put(",\n  \"memory_limit\": ").num(*S.MemoryLimit);

@@ -73,11 +73,24 @@ static cl::opt<double> LatencyOpt("comm-latency",
                                   cl::desc("Time of one message between ranks"),
                                   cl::value_desc("C"), cl::init(0.0),
                                   cl::sub(SynthCmd), cl::cat(opts::Category));
-static cl::opt<int64_t>
-    MemoryOpt("memory-limit",
-              cl::desc("Peak activations per rank (chunks under V placement)"),
-              cl::value_desc("N"), cl::init(0), cl::sub(SynthCmd),
-              cl::cat(opts::Category));
+static cl::opt<std::string> MemoryOpt(
+    "memory-limit",
+    cl::desc("Peak activation memory per rank: N in the memory model's units "
+             "(activations; chunks under V placement), or a size such as "
+             "2GiB when the model counts bytes (a profile's)"),
+    cl::value_desc("N|SIZE"), cl::init(""), cl::sub(SynthCmd),
+    cl::cat(opts::Category));
+
+/// --memory-limit, parsed: the limit and whether it is in bytes (0 if not
+/// given). Empty string on success.
+static std::string memoryLimitOpt(int64_t &Limit, bool &Bytes) {
+  Limit = 0;
+  Bytes = false;
+  if (!MemoryOpt.getNumOccurrences())
+    return {};
+  std::string Err = frontend::parseMemoryLimit(MemoryOpt, Limit, Bytes);
+  return Err.empty() ? Err : "--memory-limit: " + Err;
+}
 static cl::opt<std::string> MemoryModelOpt(
     "memory-model",
     cl::desc("The activation memory model: what F allocates and I (and W) "
@@ -143,8 +156,16 @@ static std::string problemFromFlags(synth::Problem &P,
     return "--ranks P is required (P >= 1) when no input file is given";
   if (opts::Microbatches <= 0)
     return "--microbatches M is required (M >= 1) when no input file is given";
-  if (MemoryOpt <= 0)
+  int64_t Limit;
+  bool LimitBytes;
+  if (std::string Err = memoryLimitOpt(Limit, LimitBytes); !Err.empty())
+    return Err;
+  if (Limit <= 0)
     return "--memory-limit N is required (N >= 1)";
+  if (LimitBytes)
+    return "--memory-limit: a limit in bytes needs a memory model in bytes, "
+           "which a profile gives: ppsc synth PROFILE.pps --memory-limit " +
+           MemoryOpt.getValue();
   ir::Placement Pl;
   if (PlacementOpt == "loop")
     Pl = ir::Placement::Loop;
@@ -168,14 +189,14 @@ static std::string problemFromFlags(synth::Problem &P,
   if (opts::Stages > 100000)
     return "--stages is too large";
   // --stages S: several stages per rank (interleaved loop, or a deeper V).
-  P = synth::Problem::make(opts::Ranks, opts::Microbatches, Pl, C, MemoryOpt,
+  P = synth::Problem::make(opts::Ranks, opts::Microbatches, Pl, C, Limit,
                            LatencyOpt, std::max(0, opts::Stages.getValue()));
   if (!MemoryModelOpt.empty()) {
     schema::MemoryModel Model;
     std::string Err = frontend::parseMemoryModel(MemoryModelOpt, Model);
     if (!Err.empty())
       return "--memory-model: " + Err;
-    P.setMemory(Model, MemoryOpt);
+    P.setMemory(Model, Limit);
   }
   if (Costs && Costs->Stages == P.Stages) {
     // The file's costs, then --cost over them (keys not given keep the
@@ -269,7 +290,7 @@ static void printFigures(raw_ostream &OS, const synth::Problem &P,
                     "comm latency {}\n",
                     ir::placementName(P.Place), P.Ranks, P.Stages,
                     P.Microbatches, num(P.Latency));
-  const schema::MemoryModel Model = P.memoryModel();
+  const ir::MemorySpec Model = P.memoryModel();
   if (Model.isChunks())
     OS << fmt::format(
         "// memory limit {} per rank, in units of one stage's activations for "
@@ -277,10 +298,18 @@ static void printFigures(raw_ostream &OS, const synth::Problem &P,
         num(P.memoryUnits(P.MemoryLimit)),
         P.Place == ir::Placement::V ? " (one chunk: V places two per rank)"
                                     : "");
+  else if (Model.Bytes)
+    OS << fmt::format("// memory limit {} ({} bytes) of activations per rank, "
+                      "memory model in bytes{}\n",
+                      ir::memoryAmountText(Model, P.memoryUnits(P.MemoryLimit)),
+                      num(P.memoryUnits(P.MemoryLimit)),
+                      Model.Stages.empty() ? "" : " per stage");
   else
     OS << fmt::format("// memory limit {} per rank, memory model {}\n",
                       num(P.memoryUnits(P.MemoryLimit)),
-                      frontend::memoryModelText(Model));
+                      Model.Stages.empty()
+                          ? frontend::memoryModelText(Model.Default)
+                          : std::string("per stage"));
   OS << fmt::format("// makespan {}  bubble rate {:.4f}  max rank span {}\n",
                     num(Sim.Makespan), Sim.MeanIdleFraction,
                     num(R.Eval.MaxSpan));
@@ -300,8 +329,11 @@ static void printFigures(raw_ostream &OS, const synth::Problem &P,
   OS << fmt::format("// {:<5} {:<{}} {:<{}} {:<{}} peak-memory\n", "rank",
                     "span", W, "bubble", W, "idle", W);
   for (int32_t Rk = 0; Rk < P.Ranks; ++Rk)
-    OS << fmt::format("// {:<5} {:<{}} {:<{}} {:<{}} {}\n", Rk, Rows[Rk][0], W,
-                      Rows[Rk][1], W, Rows[Rk][2], W, Sim.Ranks[Rk].PeakMemory);
+    OS << fmt::format(
+        "// {:<5} {:<{}} {:<{}} {:<{}} {}\n", Rk, Rows[Rk][0], W, Rows[Rk][1],
+        W, Rows[Rk][2], W,
+        Model.Bytes ? ir::memoryAmountText(Model, Sim.Ranks[Rk].PeakMemory)
+                    : fmt::format("{}", Sim.Ranks[Rk].PeakMemory));
 }
 
 static int runSynth() {
@@ -373,13 +405,29 @@ static int runSynth() {
       return S.usage(CostErr);
     if (!MemoryModelOpt.empty()) {
       // As if written in the file's memory block: every pass counts by it.
-      std::string Err =
-          frontend::parseMemoryModel(MemoryModelOpt, Sched.Memory);
+      schema::MemoryModel Model;
+      std::string Err = frontend::parseMemoryModel(MemoryModelOpt, Model);
       if (!Err.empty())
         return S.usage("--memory-model: " + Err);
+      Sched.Memory = Model;
     }
-    if (MemoryOpt > 0)
-      Sched.Synth->MemoryLimit = MemoryOpt;
+    int64_t Limit;
+    bool LimitBytes;
+    if (std::string Err = memoryLimitOpt(Limit, LimitBytes); !Err.empty())
+      return S.usage(Err);
+    if (Limit > 0 && LimitBytes != Sched.Memory.Bytes)
+      return S.usage(
+          LimitBytes
+              ? fmt::format("--memory-limit {}: pipeline '{}' counts memory "
+                            "in units, not bytes (its memory block gives no "
+                            "sizes)",
+                            MemoryOpt.getValue(), Sched.Name)
+              : fmt::format("--memory-limit {}: pipeline '{}' counts memory "
+                            "in bytes: give a size, such as {}GiB",
+                            MemoryOpt.getValue(), Sched.Name,
+                            MemoryOpt.getValue()));
+    if (Limit > 0)
+      Sched.Synth->MemoryLimit = Limit;
     // Flags as request arguments (sorted by name, replacing the file's).
     auto SetArg = [&](StringRef Name, int64_t V) {
       auto &Args = Sched.Synth->Args;

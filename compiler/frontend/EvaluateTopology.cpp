@@ -200,20 +200,6 @@ bool Evaluator::convertedOk(const Quantity &Q, double Value, double Max,
   return false;
 }
 
-static std::optional<double> bytesUnit(llvm::StringRef U) {
-  return llvm::StringSwitch<std::optional<double>>(U)
-      .Cases("", "B", "bytes", 1.0)
-      .Case("KB", 1e3)
-      .Case("MB", 1e6)
-      .Case("GB", 1e9)
-      .Case("TB", 1e12)
-      .Case("KiB", 1024.0)
-      .Case("MiB", 1048576.0)
-      .Case("GiB", 1073741824.0)
-      .Case("TiB", 1099511627776.0)
-      .Default(std::nullopt);
-}
-
 static std::optional<double> msPerUnit(llvm::StringRef U) {
   return llvm::StringSwitch<std::optional<double>>(U)
       .Cases("", "ms", 1.0)
@@ -413,7 +399,7 @@ void Evaluator::applyComm(PipelineItem &I) {
     if (K == "bandwidth") {
       llvm::StringRef Bytes, Per;
       std::tie(Bytes, Per) = llvm::StringRef(Q.Unit).split('/');
-      auto BF = bytesUnit(Bytes);
+      auto BF = bytesPerUnit(Bytes);
       auto TF = msPerUnit(Per);
       if (Q.Unit.empty() || Per.empty() || !BF || !TF) {
         fail(
@@ -425,7 +411,7 @@ void Evaluator::applyComm(PipelineItem &I) {
       C.BandwidthBytesPerMs = Q.Value * *BF / *TF;
       continue;
     }
-    auto BF = bytesUnit(Q.Unit);
+    auto BF = bytesPerUnit(Q.Unit);
     if (!BF) {
       fail(DiagKind::InvalidValue, Q.UnitLoc,
            fmt::format("unknown size unit '{}' (expected B, KB, MB, GB, KiB, "

@@ -113,7 +113,9 @@ std::optional<ir::Schedule> Evaluator::run(PipelineDecl &Decl) {
         applyMemory(I);
       if (!I.Value)
         break;
+      // An override is in the model's unit already.
       std::optional<int64_t> V = override("memory_limit");
+      const bool Overridden = V.has_value();
       if (!V)
         V = evalInt(*I.Value);
       if (Failed)
@@ -123,6 +125,8 @@ std::optional<ir::Schedule> Evaluator::run(PipelineDecl &Decl) {
              fmt::format("memory limit must not be negative, got {}", *V));
         break;
       }
+      if (!Overridden && !memoryLimitUnit(I, *V))
+        break;
       Out.MemoryLimit = *V;
       break;
     }

@@ -16,6 +16,7 @@
 #include "Evaluator.h"
 
 #include "pps/frontend/Limits.h"
+#include "pps/frontend/MemoryModel.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
@@ -34,6 +35,8 @@
 namespace pps::frontend::eval {
 
 using namespace ast;
+
+using frontend::bytesPerUnit;
 
 /// Floor division and modulo (the sign of the result follows the divisor),
 /// as the language defines / and %; B is not 0.
@@ -228,6 +231,11 @@ private:
   /// `memory { F = ..; I = ..; W = ..; }`: the memory model (the limit is
   /// the caller's).
   void applyMemory(PipelineItem &I);
+  /// The memory limit V of I in the model's unit: times its size unit if
+  /// it has one (then the model must count bytes, and V at most
+  /// MaxMemoryLimitBytes); a model in bytes needs a limit with a unit.
+  /// False (an error reported) if they disagree.
+  bool memoryLimitUnit(PipelineItem &I, int64_t &V);
   /// A finite number >= 0 (> 0 without AllowZero) and at most Max (MaxTime
   /// for times): else an error at Q and false.
   bool quantityOk(const Quantity &Q, const char *What, bool AllowZero = true,

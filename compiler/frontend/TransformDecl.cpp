@@ -236,6 +236,10 @@ ast::CommEntry Transformer::transformCommEntry(P::CommEntryContext &Ctx) {
 ast::PipelineItem Transformer::transformMemoryItem(P::MemoryItemContext &Ctx) {
   auto I = item(ast::PipelineItemKind::Memory, loc(Ctx));
   I.Value = transformExpr(*Ctx.expr());
+  if (Ctx.unit()) {
+    I.LimitUnit = transformUnit(*Ctx.unit());
+    I.LimitUnitLoc = loc(*Ctx.unit());
+  }
   return I;
 }
 
@@ -256,6 +260,10 @@ Transformer::transformMemoryBlockItem(P::MemoryBlockItemContext &Ctx) {
       }
       I.Value = transformExpr(*L->expr());
       I.LimitLoc = loc(*L);
+      if (L->unit()) {
+        I.LimitUnit = transformUnit(*L->unit());
+        I.LimitUnitLoc = loc(*L->unit());
+      }
       continue;
     }
     auto *A = dynamic_cast<P::MemoryAmountEntryContext *>(E);

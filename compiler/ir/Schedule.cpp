@@ -3,7 +3,28 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 namespace pps::ir {
+
+std::string memoryAmountText(const MemorySpec &M, double V) {
+  if (!M.Bytes) {
+    if (V == std::round(V) && std::fabs(V) < 1e15)
+      return fmt::format("{}", int64_t(V));
+    return fmt::format("{:g}", V);
+  }
+  const char *Units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  double X = std::fabs(V);
+  int U = 0;
+  while (X >= 1024 && U < 5) {
+    X /= 1024;
+    ++U;
+  }
+  const char *Sign = V < 0 ? "-" : "";
+  if (U == 0 || X == std::floor(X))
+    return fmt::format("{}{} {}", Sign, int64_t(X), Units[U]);
+  return fmt::format("{}{:.2f} {}", Sign, X, Units[U]);
+}
 
 std::string actionText(const Action &A, bool WithStage) {
   // The schema spells every kind; only an idle slot's length is the IR's.

@@ -18,13 +18,6 @@ using namespace detail;
 
 namespace {
 
-/// An amount of memory: a whole count as an integer, else as a decimal.
-std::string amount(double V) {
-  if (V == double(analysis::wholeUnits(V)))
-    return std::to_string(analysis::wholeUnits(V));
-  return fmt::format("{:g}", V);
-}
-
 class MemoryPass : public AnalysisPass {
 public:
   llvm::StringRef name() const override { return "memory"; }
@@ -44,15 +37,21 @@ public:
       if (RM.OverAt < 0)
         continue;
       const Action &A = S.Ranks[R].Actions[size_t(RM.OverAt)];
+      // In bytes: "1.50 GiB of activations"; in units: "3 activations".
+      auto Held = [&](double V) {
+        return ir::memoryAmountText(S.Memory, V) +
+               (S.Memory.Bytes ? " of activations" : " activations");
+      };
       Ctx.Diags
           .report(DiagKind::MemoryLimit, locOf(S, A),
-                  fmt::format("rank {} holds {} activations after {}, above "
-                              "the memory limit of {}",
-                              R, amount(RM.OverLevel),
-                              describe(S, int32_t(R), size_t(RM.OverAt)),
-                              *S.MemoryLimit))
-          .note(S.DeclLoc, fmt::format("rank {} peaks at {} activations", R,
-                                       amount(RM.Peak)));
+                  fmt::format(
+                      "rank {} holds {} after {}, above the memory "
+                      "limit of {}",
+                      R, Held(RM.OverLevel),
+                      describe(S, int32_t(R), size_t(RM.OverAt)),
+                      ir::memoryAmountText(S.Memory, double(*S.MemoryLimit))))
+          .note(S.DeclLoc,
+                fmt::format("rank {} peaks at {}", R, Held(RM.Peak)));
     }
   }
 };

@@ -174,7 +174,7 @@ bool ExactSearch::ready(const State &X, int St, int Kd, int64_t Mem) const {
     return false;
   switch (JobKind(Kd)) {
   case JobKind::F:
-    if (Mem + P.MemF > P.MemoryLimit)
+    if (Mem + P.memoryDelta(JobKind::F, St) > P.MemoryLimit)
       return false;
     return St == 0 || X.Done[St - 1][0] > Next;
   case JobKind::I:
@@ -265,8 +265,9 @@ void ExactSearch::choose(int Rk, State &Next, uint16_t Starts, uint32_t Parent,
   for (int C = 0; C < Chunks[Rk]; ++C) {
     int St = StageOf[Rk][C];
     // Memory only rises at F, so checking there keeps every peak in.
-    Mem += started(*Cur, St, 0) * P.MemF + started(*Cur, St, 1) * P.MemI +
-           started(*Cur, St, 2) * P.MemW;
+    const Problem::MemTicks &T = P.memTicks(St);
+    Mem += started(*Cur, St, 0) * T.F + started(*Cur, St, 1) * T.I +
+           started(*Cur, St, 2) * T.W;
   }
   for (int C = Chunks[Rk] - 1; C >= 0; --C) {
     int St = StageOf[Rk][C];

@@ -227,7 +227,7 @@ Decision Greedy::decide(int32_t R, bool KnownOnly) const {
     // wanted, or the rank could wait on itself.
     bool Entering = Reserve[S] + 1 == int32_t(StagesOf[R].size());
     if (NF[S] < M && (WantF || !Entering) &&
-        Mem[R] + P.memoryDelta(JobKind::F) * (1 + Reserve[S]) <=
+        Mem[R] + P.memoryDelta(JobKind::F, S) * (1 + Reserve[S]) <=
             P.MemoryLimit) {
       auto [A, Known] = arrival(JobKind::F, S, NF[S]);
       double St = std::max(T0, A);
@@ -299,7 +299,7 @@ void Greedy::commit(int32_t R, const Decision &D) {
   switch (J.Kind) {
   case JobKind::F:
     ++NF[J.Stage];
-    Mem[R] += P.memoryDelta(J.Kind);
+    Mem[R] += P.memoryDelta(J.Kind, J.Stage);
     if (Reserve[J.Stage] + 1 == int32_t(StagesOf[R].size()))
       ++Outstanding[R];
     else if (Pa.ToLastF && Reserve[J.Stage] == 0)
@@ -307,13 +307,13 @@ void Greedy::commit(int32_t R, const Decision &D) {
     break;
   case JobKind::I:
     ++NI[J.Stage];
-    Mem[R] += P.memoryDelta(J.Kind);
+    Mem[R] += P.memoryDelta(J.Kind, J.Stage);
     if (!Pa.ToLastF && Reserve[J.Stage] + 1 == int32_t(StagesOf[R].size()))
       --Outstanding[R];
     break;
   case JobKind::W:
     ++NW[J.Stage];
-    Mem[R] += P.memoryDelta(J.Kind);
+    Mem[R] += P.memoryDelta(J.Kind, J.Stage);
     break;
   }
   Ord->Ranks[R].push_back(J);
@@ -341,7 +341,10 @@ bool Greedy::run(Order &Out) {
       Reserve[StagesOf[R][I]] = int32_t(StagesOf[R].size() - 1 - I);
     int64_t Chunks = StagesOf[R].size();
     // At most as many in flight (F run, I not yet) as the memory holds F's.
-    int64_t Fit = std::max<int64_t>(1, P.MemoryLimit / P.MemF);
+    int64_t MaxF = 1;
+    for (int32_t St : StagesOf[R])
+      MaxF = std::max(MaxF, P.memoryDelta(JobKind::F, St));
+    int64_t Fit = std::max<int64_t>(1, P.MemoryLimit / MaxF);
     int64_t W =
         Pa.K == 0 ? Fit : int64_t(Pa.K) * (Ranks - 1 - R) * Chunks + Pa.Base;
     Warm[R] = std::clamp<int64_t>(W, 1, Fit);

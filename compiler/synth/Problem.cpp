@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
 
@@ -23,6 +24,7 @@ Problem Problem::make(int32_t Ranks, int32_t Microbatches, ir::Placement Pl,
   P.Latency = Latency;
   P.MemoryLimit = MemoryLimit;
   P.Cost.assign(std::max(P.Stages, 0), C);
+  P.Mem.assign(size_t(std::max(P.Stages, 0)), MemTicks{});
   ir::Topology T;
   T.Ranks = Ranks;
   T.Stages = P.Stages;
@@ -47,37 +49,55 @@ Problem Problem::fromSchedule(const ir::Schedule &S, int64_t MemoryLimit) {
   return P;
 }
 
-bool Problem::setMemory(const schema::MemoryModel &M, int64_t LimitUnits) {
+bool Problem::setMemory(const ir::MemorySpec &M, int64_t LimitUnits) {
   // The amounts of a valid order (F, I, W of each (m, s) once, in
   // dependency order: F finds (m, s) not live, I finds it live with a W to
   // come, W finds it live after its I), by the memory analysis' rule.
-  auto Delta = [&](JobKind K) {
+  auto Delta = [&](const schema::MemoryModel &X, JobKind K) {
     schema::MemoryEffect E = schema::memoryEffect(actionKind(K), /*HasW=*/true);
-    return analysis::memoryDelta(M, E, /*Live=*/K != JobKind::F,
+    return analysis::memoryDelta(X, E, /*Live=*/K != JobKind::F,
                                  /*InputDone=*/K == JobKind::W);
   };
-  const double D[3] = {Delta(JobKind::F), Delta(JobKind::I), Delta(JobKind::W)};
+  const size_t N = size_t(std::max(Stages, 0));
+  std::vector<std::array<double, 2>> D(N);
+  for (size_t St = 0; St < N; ++St)
+    D[St] = {Delta(M.of(int32_t(St)), JobKind::F),
+             Delta(M.of(int32_t(St)), JobKind::I)};
   auto Whole = [](double V) {
     return std::fabs(V - std::round(V)) <= 1e-9 * std::max(1.0, std::fabs(V));
   };
+  MemBytes = M.Bytes;
   for (int64_t Scale = 1; Scale <= 1024; ++Scale) {
-    if (!Whole(D[0] * double(Scale)) || !Whole(D[1] * double(Scale)))
+    bool AllWhole = true;
+    for (size_t St = 0; St < N && AllWhole; ++St)
+      AllWhole =
+          Whole(D[St][0] * double(Scale)) && Whole(D[St][1] * double(Scale));
+    if (!AllWhole)
       continue;
     MemScale = Scale;
-    MemF = int64_t(std::llround(D[0] * double(Scale)));
-    MemI = int64_t(std::llround(D[1] * double(Scale)));
-    MemW = -(MemF + MemI); // exactly the rest, as the rule says
-    // Limits beyond any schedule's needs saturate (2^50 ticks).
-    constexpr int64_t Max = int64_t(1) << 50;
+    Mem.assign(N, MemTicks{});
+    MemF = 1, MemI = 0, MemW = -1;
+    for (size_t St = 0; St < N; ++St) {
+      MemTicks &T = Mem[St];
+      T.F = int64_t(std::llround(D[St][0] * double(Scale)));
+      T.I = int64_t(std::llround(D[St][1] * double(Scale)));
+      T.W = -(T.F + T.I); // exactly the rest, as the rule says
+      if (St == 0 || T.F > MemF)
+        MemF = T.F, MemI = T.I, MemW = T.W;
+    }
+    // Limits beyond any schedule's needs saturate (2^62 ticks: a rank's
+    // memory stays far from overflow, validate() bounds the amounts).
+    constexpr int64_t Max = int64_t(1) << 62;
     MemoryLimit = LimitUnits > Max / Scale ? Max : LimitUnits * Scale;
     MemoryError.clear();
     return true;
   }
   MemoryError = fmt::format(
       "synthesis counts memory in whole ticks: the memory model's amounts "
-      "(F = {:g}, I = {:g}) must be multiples of 1/N of a unit for some N up "
-      "to 1024",
-      D[0], D[1]);
+      "(F = {:g}, I = {:g}{}) must be multiples of 1/N of a unit for some N "
+      "up to 1024",
+      N ? D[0][0] : 1.0, N ? D[0][1] : 0.0, M.isUniform() ? "" : ", ...");
+  Mem.assign(N, MemTicks{});
   MemF = 1;
   MemI = 0;
   MemW = -1;
@@ -86,11 +106,33 @@ bool Problem::setMemory(const schema::MemoryModel &M, int64_t LimitUnits) {
   return false;
 }
 
-schema::MemoryModel Problem::memoryModel() const {
-  schema::MemoryModel M;
-  M.Forward = memoryUnits(MemF);
-  M.InputGrad = memoryUnits(-MemI);
-  return M;
+ir::MemorySpec Problem::memoryModel() const {
+  auto Model = [&](const MemTicks &T) {
+    schema::MemoryModel X;
+    X.Forward = memoryUnits(T.F);
+    X.InputGrad = memoryUnits(-T.I);
+    return X;
+  };
+  ir::MemorySpec S;
+  S.Bytes = MemBytes;
+  for (const MemTicks &T : Mem)
+    S.Stages.push_back(Model(T));
+  S.normalize();
+  return S;
+}
+
+int64_t Problem::memoryAfterInput() const {
+  int64_t Min = Mem.empty() ? 1 : INT64_MAX;
+  for (const MemTicks &T : Mem)
+    Min = std::min(Min, T.F + T.I);
+  return Min;
+}
+
+int64_t Problem::smallestF() const {
+  int64_t Min = Mem.empty() ? 1 : INT64_MAX;
+  for (const MemTicks &T : Mem)
+    Min = std::min(Min, T.F);
+  return Min;
 }
 
 llvm::SmallVector<int32_t, 4> Problem::stagesOf(int32_t Rank) const {
@@ -143,9 +185,18 @@ std::string Problem::validate() const {
                        Stages, Microbatches);
   if (!MemoryError.empty())
     return MemoryError;
-  if (!(MemF > 0) || MemI > 0 || MemW > 0 || MemF + MemI + MemW != 0 ||
-      MemScale < 1)
-    return "the memory model must allocate at F and free it all by W";
+  if (MemScale < 1)
+    return "the memory model must count in whole ticks";
+  for (const MemTicks &T : Mem) {
+    if (!(T.F > 0) || T.I > 0 || T.W > 0 || T.F + T.I + T.W != 0)
+      return "the memory model must allocate at F and free it all by W";
+    // A rank holds at most every (m, s) of its stages at once: keep that
+    // far inside 64 bits (bytes of 1 TiB each times 2^20 pairs is 2^60).
+    if (T.F > (int64_t(1) << 60) /
+                  std::max<int64_t>(1, int64_t(Stages) * Microbatches))
+      return "the memory amounts are too large for this many (stage, "
+             "microbatch) pairs";
+  }
   if (MemoryLimit < 1)
     return fmt::format("the memory limit must be at least 1, got {}",
                        MemoryLimit);
@@ -248,7 +299,7 @@ Evaluation evaluate(const Problem &P, const Order &O, bool KeepStarts) {
     TotalBusy += Busy[R];
     int64_t Mem = 0, Peak = 0;
     for (const Job &J : Jobs)
-      Peak = std::max(Peak, Mem += P.memoryDelta(J.Kind));
+      Peak = std::max(Peak, Mem += P.memoryDelta(J.Kind, J.Stage));
     E.PeakMemory.push_back(Peak);
     E.MaxPeakMemory = std::max(E.MaxPeakMemory, Peak);
   }
@@ -413,7 +464,7 @@ bool repairOrder(const Problem &P, Order &O, unsigned MaxMoves) {
     const Job &J = O.Ranks[R][size_t(Key[Id])];
     Done[Id] = 1;
     Ran[R].push_back(J);
-    MemAt[R] += P.memoryDelta(J.Kind);
+    MemAt[R] += P.memoryDelta(J.Kind, J.Stage);
     for (int32_t C = ConsStart[Id]; C < ConsStart[Id + 1]; ++C) {
       PushReady(Cons[size_t(C)]);
       Work.push_back(RankOf[Cons[size_t(C)]]);
@@ -468,13 +519,13 @@ bool repairOrder(const Problem &P, Order &O, unsigned MaxMoves) {
         if (Done[Id])
           continue;
         if (Jobs[K].Kind == JobKind::F && Ready(Id) &&
-            Peak + P.memoryDelta(JobKind::F) <= P.MemoryLimit) {
+            Peak + P.memoryDelta(JobKind::F, Jobs[K].Stage) <= P.MemoryLimit) {
           Move = Id;
           break;
         }
-        if (Peak + P.memoryDelta(JobKind::F) > P.MemoryLimit)
+        if (Peak + P.smallestF() > P.MemoryLimit)
           break; // no later F fits either
-        Mem += P.memoryDelta(Jobs[K].Kind);
+        Mem += P.memoryDelta(Jobs[K].Kind, Jobs[K].Stage);
         Peak = std::max(Peak, Mem);
       }
     }

@@ -20,14 +20,21 @@ int64_t minimumMemory(const Problem &P) {
   // A rank's first microbatch holds all its stages' F at once before its
   // first backward (the last stage's I needs every F before it).
   int64_t Min = 1;
-  for (int32_t R = 0; R < P.Ranks; ++R)
-    Min = std::max<int64_t>(Min, int64_t(P.stagesOf(R).size()));
-  return Min * P.MemF;
+  for (int32_t R = 0; R < P.Ranks; ++R) {
+    int64_t All = 0;
+    for (int32_t St : P.stagesOf(R))
+      All += P.memoryDelta(JobKind::F, St);
+    Min = std::max(Min, All);
+  }
+  return Min;
 }
 
 /// An amount of memory in the model's units, as the messages say it.
 static std::string memoryText(const Problem &P, int64_t Ticks) {
   double V = P.memoryUnits(Ticks);
+  if (P.MemBytes)
+    return fmt::format("{} of activations",
+                       ir::memoryAmountText(P.memoryModel(), V));
   bool One = V == 1.0;
   return fmt::format("{:g} activation{}", V, One ? "" : "s");
 }
@@ -77,9 +84,10 @@ std::optional<Result> synthesize(const Problem &P, const SynthOptions &Opts,
   int64_t Min = minimumMemory(P);
   if (P.MemoryLimit < Min)
     return Fail(fmt::format(
-        "no schedule fits {} per rank: {} placement needs at least {:g}",
+        "no schedule fits {} per rank: {} placement needs at least {}",
         memoryText(P, P.MemoryLimit), ir::placementName(P.Place),
-        P.memoryUnits(Min)));
+        P.MemBytes ? ir::memoryAmountText(P.memoryModel(), P.memoryUnits(Min))
+                   : fmt::format("{:g}", P.memoryUnits(Min))));
 
   std::optional<Result> Best;
   auto Offer = [&](std::optional<Result> R) {

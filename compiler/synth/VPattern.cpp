@@ -73,12 +73,14 @@ const SlotTable Slots = makeSlotTable();
 int slotIndex(char C) { return Slots.Index[static_cast<unsigned char>(C)]; }
 
 /// What each slot character adds to its rank's memory: a job's amount
-/// under a memory model (ticks), 0 for an empty slot.
+/// under a memory model (ticks; with a model per stage, the largest
+/// stage's: a pre-check, as every order is evaluated exactly against the
+/// limit before it is taken), 0 for an empty slot.
 struct DeltaTable {
   int64_t Delta[256];
   explicit DeltaTable(const Problem &P) {
     for (int C = 0; C < 256; ++C)
-      Delta[C] = Slots.Kind[C] < 0 ? 0 : P.memoryDelta(JobKind(Slots.Kind[C]));
+      Delta[C] = Slots.Kind[C] < 0 ? 0 : P.largestDelta(JobKind(Slots.Kind[C]));
   }
 };
 /// The chunk model's amounts: the construction's own unit (the paper counts

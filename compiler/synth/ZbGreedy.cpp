@@ -50,8 +50,9 @@ public:
 
 private:
   double cost(int K, int J) const { return P.cost(JobKind(K), J); }
-  /// The problem's memory model: the paper's mem_f, mem_b, mem_w.
-  int64_t mem(int K) const { return P.memoryDelta(JobKind(K)); }
+  /// The problem's memory model of stage J: the paper's mem_f, mem_b,
+  /// mem_w (per stage, as its mem_f[stage] allows).
+  int64_t mem(int K, int J) const { return P.memoryDelta(JobKind(K), J); }
   double &t(int K, int J, int Mb) { return T[P.index(JobKind(K), J, Mb)]; }
   /// The largest stage bubble so far: the paper's get_max_bubble(). A
   /// stage's bubble only grows, so the running maximum is it (linear time
@@ -76,7 +77,7 @@ private:
 
 bool ZbOrder::put(int J, int K) {
   int I = K == 0 ? F[J] : K == 1 ? B[J] : W[J];
-  if (I >= M || Mem[J] + mem(K) > P.MemoryLimit)
+  if (I >= M || Mem[J] + mem(K, J) > P.MemoryLimit)
     return false;
   double C = cost(K, J), Comm = P.Latency;
   double Tmp = E[J] + C, NoBubble = Tmp;
@@ -89,14 +90,14 @@ bool ZbOrder::put(int J, int K) {
   MaxBubble = std::max(MaxBubble, StageBubble[J]);
   E[J] = Tmp;
   t(K, J, I) = Tmp;
-  Mem[J] += mem(K);
+  Mem[J] += mem(K, J);
   (K == 0 ? F[J] : K == 1 ? B[J] : W[J]) += 1;
   Out->Ranks[P.rankOf(J)].push_back({JobKind(K), I, J});
   return true;
 }
 
 bool ZbOrder::makeRoom(int J, int K) {
-  while (Mem[J] + mem(K) > P.MemoryLimit) {
+  while (Mem[J] + mem(K, J) > P.MemoryLimit) {
     if (W[J] >= B[J])
       return false;
     if (!put(J, 2))
@@ -148,14 +149,14 @@ bool ZbOrder::run(const ZbFlags &Fl, Order &O) {
         double C = E[J];
         while (true) {
           int Next = F[J] + FReq[J];
-          if (Next < M && Mm + mem(0) <= MaxMem) {
+          if (Next < M && Mm + mem(0, J) <= MaxMem) {
             if (Fl.AllowBubbleBeforeFirstB) {
               if (C + cost(0, J) > LastT + Comm)
                 break;
             } else if (C >= LastT + Comm) {
               break;
             }
-            Mm += mem(0);
+            Mm += mem(0, J);
             C += cost(0, J);
             FReq[J] += 1;
           } else {
@@ -184,12 +185,12 @@ bool ZbOrder::run(const ZbFlags &Fl, Order &O) {
         double NextPlusFw = E[J + 1] + cost(0, J + 1) + cost(1, J + 1) + Comm;
         if (E[J] >= NextPlusFw)
           continue;
-        int64_t MemWithW = Mem[J] + mem(0);
+        int64_t MemWithW = Mem[J] + mem(0, J);
         double WCost = 0;
         int WCnt = 0;
         while (MemWithW > MaxMem && W[J] + WCnt < B[J]) {
           WCost += cost(2, J);
-          MemWithW += mem(2);
+          MemWithW += mem(2, J);
           WCnt += 1;
         }
         if (E[J] + cost(0, J) + WCost <= NextPlusFw) {

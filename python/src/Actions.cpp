@@ -182,6 +182,19 @@ py::dict memoryModelOf(const schema::MemoryModel &M) {
   return D;
 }
 
+py::dict memoryModelOf(const ir::MemorySpec &M) {
+  py::dict D = memoryModelOf(M.Default);
+  if (M.Bytes)
+    D["unit"] = "bytes";
+  if (!M.Stages.empty()) {
+    py::list L;
+    for (const schema::MemoryModel &X : M.Stages)
+      L.append(memoryModelOf(X));
+    D["stages"] = L;
+  }
+  return D;
+}
+
 py::dict costsOf(const ir::Schedule &S, int32_t Stage) {
   py::dict D;
   for (ir::ActionKind K : {ir::ActionKind::F, ir::ActionKind::I,

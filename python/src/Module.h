@@ -373,6 +373,10 @@ py::dict costsOf(const ir::Schedule &S, int32_t Stage);
 py::object memoryAmount(double V);
 /// The memory model as Python sees it: {"F": .., "I": .., "W": ..}.
 py::dict memoryModelOf(const schema::MemoryModel &M);
+/// A schedule's: the same, plus "unit": "bytes" when the amounts are bytes
+/// and "stages": [{"F": .., ...}, ...] when the stages differ (then F, I,
+/// W are the chunk model and unused), as the JSON export writes it.
+py::dict memoryModelOf(const ir::MemorySpec &M);
 
 /// `ppsc emit --target=torch` of U (with comms or not), proved first unless
 /// Verify is false. Throws CompileFailure for what PyTorch cannot express,

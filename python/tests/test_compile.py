@@ -148,6 +148,31 @@ def test_routes():
         d.route(8)
 
 
+def test_memory_in_bytes_per_stage():
+    # A model per stage in bytes: the dict carries each stage's amounts and
+    # the unit, the peaks are bytes, lint checks the limit in bytes.
+    src = ("pipeline b { ranks 2; microbatches 4; memory { F[stage 0] = 1 "
+           "MiB; F[stage 1] = 3 MiB; I[stage 1] = -1 MiB; limit %s; } "
+           "schedule zb_h1(); }")
+    s = pps.compile(src % "6 MiB")
+    mib = 1 << 20
+    assert s.memory_model["unit"] == "bytes"
+    assert s.memory_model["stages"] == [
+        {"F": mib, "I": 0, "W": -mib},
+        {"F": 3 * mib, "I": -mib, "W": -2 * mib}]
+    assert s.memory_limit == 6 * mib
+    # Rank 0 holds two of stage 0's; rank 1 one of stage 1's, then a second
+    # F after the first's I freed a third of it.
+    assert s.peak_memory_per_rank == [2 * mib, 5 * mib]
+    assert s.simulate().peak_memory_per_rank == [2 * mib, 5 * mib]
+    with pytest.raises(pps.CompileError) as e:
+        pps.compile(src % "8")
+    assert "give the limit a size unit" in str(e.value)
+    findings = pps.lint(src % "4 MiB")
+    assert [f.kind for f in findings] == ["memory-limit"]
+    assert "holds 5 MiB of activations" in findings[0].message
+
+
 def test_memory_model_and_stage_overlap():
     # The memory block: the model, the peaks in its units (fractional), the
     # live activations apart; the simulator counts the same.

@@ -80,6 +80,12 @@ JOBS = {
     "zb_h1_half_memory": pipeline(
         "zb_h1_half_memory", "zb_h1",
         FOUR + " memory { F = 1; I = -0.5; W = -0.5; }"),
+    # A model per stage, in bytes (as a profile writes it): each rank
+    # counts its own stage's amounts.
+    "zb_h1_stage_bytes": pipeline(
+        "zb_h1_stage_bytes", "zb_h1",
+        FOUR + " memory { F[stage 0] = 4 KiB; F[stage 1] = 2 KiB; "
+        "F[stage 2] = 2 KiB; F[stage 3] = 8 KiB; I[stage 3] = -4 KiB; }"),
 }
 COMM = {"interleaved_1f1b_eager": "eager", "zb_v_batched": "batched"}
 OPTIONS = {"one_f_one_b_options": {"blocking_recv": True,
@@ -155,6 +161,13 @@ def test_training_equals_unpipelined_reference(trained, name):
             s.peak_memory_per_rank[rank], abs=1e-9)
         if name == "zb_h1_half_memory":
             assert res["peak_memory"] == [4, 3.5, 3, 2.5][rank]
+        elif name == "zb_h1_stage_bytes":
+            # Live activations times the rank's stage bytes (ranks 0-2);
+            # rank 3's I frees half of its 8 KiB.
+            assert s.memory_model["unit"] == "bytes"
+            if rank < 3:
+                assert res["peak_memory"] == res["peak"] * [4096, 2048,
+                                                            2048][rank]
         else:
             assert res["peak_memory"] == res["peak"]
         assert res["live"] == 0

@@ -96,18 +96,19 @@ StageIO *Executor::acquire(int32_t Mb, int32_t Stage) {
   IO->stage = Stage;
   IO->loss = 0;
   IO->activationBytes = -1;
-  countMemory(Key, pps::schema::MemoryEffect::Acquire);
+  countMemory(Key, Stage, pps::schema::MemoryEffect::Acquire);
   Slots[Key] = IO;
   if (++Live > Peak)
     Peak = Live;
   return IO;
 }
 
-void Executor::countMemory(size_t Key, pps::schema::MemoryEffect E) {
+void Executor::countMemory(size_t Key, int32_t Stage,
+                           pps::schema::MemoryEffect E) {
   // The schema's arithmetic on this rank's own state: whether (m, s) is
   // live (its StageIO) and whether its I already freed its part.
-  LiveMemory += pps::schema::memoryDelta(S.memory, E, Slots[Key] != nullptr,
-                                         InputDone[Key] != 0);
+  LiveMemory += pps::schema::memoryDelta(
+      memoryOf(S, Stage), E, Slots[Key] != nullptr, InputDone[Key] != 0);
   if (E == pps::schema::MemoryEffect::ReleaseInput && Slots[Key])
     InputDone[Key] = 1;
   else if (E == pps::schema::MemoryEffect::Release)
@@ -121,7 +122,7 @@ void Executor::countMemory(size_t Key, pps::schema::MemoryEffect E) {
 void Executor::release(int32_t Mb, int32_t Stage) {
   size_t Key = key(Mb, Stage);
   StageIO *IO = Slots[Key];
-  countMemory(Key, pps::schema::MemoryEffect::Release);
+  countMemory(Key, Stage, pps::schema::MemoryEffect::Release);
   Slots[Key] = nullptr;
   --Live;
   // Keep the buffers' memory for the next microbatch, drop the contents
@@ -305,7 +306,7 @@ void Executor::compute(const Action &A) {
     if (Effect == pps::schema::MemoryEffect::Release)
       release(A.mb, A.stage);
     else
-      countMemory(key(A.mb, A.stage), Effect);
+      countMemory(key(A.mb, A.stage), A.stage, Effect);
     break;
   }
   case Kind::W: {

@@ -425,15 +425,21 @@ bool checkMemory(const ScheduleDesc &S, const std::vector<double> &Peaks,
     // both sides compare peaks with.
     Ok &= std::fabs(Peaks[R] - S.predictedMemory[R]) <= 1e-6;
   }
+  // The model the figures count by, as the memory block says it.
+  std::string Model = S.stageMemory
+                          ? "a memory model per stage"
+                          : fmt::format("F = {}, I = {}", S.memory.Forward,
+                                        S.memory.inputAmount());
+  if (S.memoryBytes)
+    Model += ", in bytes";
   if (!Ok)
     fmt::print(stderr,
                "error: measured peak memory per rank [{}] differs from the "
-               "memory analysis [{}] (memory model F = {}, I = {})\n",
-               Measured, Predicted, S.memory.Forward, S.memory.inputAmount());
+               "memory analysis [{}] (memory model {})\n",
+               Measured, Predicted, Model);
   else if (!Quiet)
-    fmt::print("peak memory per rank: {} (memory analysis: {}; F = {}, "
-               "I = {})\n",
-               Measured, Predicted, S.memory.Forward, S.memory.inputAmount());
+    fmt::print("peak memory per rank: {} (memory analysis: {}; {})\n", Measured,
+               Predicted, Model);
   return Ok;
 }
 

@@ -164,8 +164,8 @@ class _Compute:
         (F allocates, I frees its part, the last backward the rest) on this
         rank's own state of (m, s)."""
         done = key in self._input_done
-        self._mem_live += _pps.memory_delta(self._mem_model[0],
-                                            self._mem_model[1], effect, live,
+        forward, input_grad = self._mem_models[key[1]]
+        self._mem_live += _pps.memory_delta(forward, input_grad, effect, live,
                                             done)
         if effect == _RELEASE_INPUT and live:
             self._input_done.add(key)

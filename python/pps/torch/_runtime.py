@@ -87,6 +87,14 @@ from ._watchdog import (BETWEEN_STEPS, CLOSED, FAILED, RUNNING, WAIT_DRAIN,
 _runtime_ids = itertools.count()
 
 
+
+def _memory_text(models: Sequence[Tuple[float, float]]) -> str:
+    """The memory model as errors say it: "F = 2, I = 1", or per stage."""
+    if all(m == models[0] for m in models):
+        return "F = %g, I = %g" % (models[0][0], -models[0][1])
+    return "per stage " + "; ".join("%d: F = %g, I = %g" % (s, f, -i)
+                                    for s, (f, i) in enumerate(models))
+
 class PipelineRuntime(_Compute, _Messages, _WeightSharing, _TraceWriter,
                       _StatusLine):
     """Runs one rank of a compiled schedule (pps.compile & co.) on the stage
@@ -385,7 +393,9 @@ class PipelineRuntime(_Compute, _Messages, _WeightSharing, _TraceWriter,
         # Memory in the schedule's memory model (the schema's arithmetic,
         # _pps.memory_delta, on this rank's own (m, s) states).
         model = schedule.memory_model
-        self._mem_model = (float(model["F"]), -float(model["I"]))
+        # Per stage (F allocates, I frees), as the schedule counts them.
+        stages = model.get("stages") or [model] * schedule.stages
+        self._mem_models = [(float(m["F"]), -float(m["I"])) for m in stages]
         self._mem_chunks = model == {"F": 1, "I": 0, "W": -1}
         self._mem_live = 0.0
         self._mem_peak = 0.0
@@ -534,9 +544,9 @@ class PipelineRuntime(_Compute, _Messages, _WeightSharing, _TraceWriter,
                     and abs(self._mem_peak - self._predicted_mem) > 1e-6):
                 raise PipelineError(
                     "rank %d: measured peak memory %g differs from the "
-                    "memory analysis (%g) under the memory model F = %g, "
-                    "I = %g" % (self.rank, self._mem_peak, self._predicted_mem,
-                                self._mem_model[0], -self._mem_model[1]))
+                    "memory analysis (%g) under the memory model %s"
+                    % (self.rank, self._mem_peak, self._predicted_mem,
+                       _memory_text(self._mem_models)))
         except BaseException as e:
             st.phase = FAILED
             self._watchdog.announce_failure(

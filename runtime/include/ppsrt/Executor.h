@@ -149,7 +149,7 @@ private:
   StageIO *acquire(int32_t Mb, int32_t Stage);
   void release(int32_t Mb, int32_t Stage);
   /// Counts an action's memory effect on (m, s) (its key) in the model.
-  void countMemory(size_t Key, pps::schema::MemoryEffect E);
+  void countMemory(size_t Key, int32_t Stage, pps::schema::MemoryEffect E);
   Buffer takeInput(const Action &A, bool Gradient);
   [[noreturn]] void error(const std::string &Msg);
   void record(int64_t Index, int32_t Lane, double T0, double T1,

@@ -124,7 +124,18 @@ struct ScheduleDesc {
   /// [1] under the nccl preset; < 0 if there is no such rule or the
   /// schedule cannot finish that way. Null when not computed.
   const double *streamMakespan = nullptr;
+  /// stages entries: each stage's memory model, when they differ (a
+  /// profile's measured bytes per stage); null: `memory` for every stage.
+  const pps::schema::MemoryModel *stageMemory = nullptr;
+  /// The memory model's amounts (and predictedMemory) are bytes.
+  bool memoryBytes = false;
 };
+
+/// The memory model Stage counts by.
+inline const pps::schema::MemoryModel &memoryOf(const ScheduleDesc &S,
+                                                int32_t Stage) {
+  return S.stageMemory ? S.stageMemory[Stage] : S.memory;
+}
 
 /// The time of overlap(A, B): A's stage's overlap time, else overlapCost,
 /// else the sum of the two (the compiler's CostModel::overlapCost).

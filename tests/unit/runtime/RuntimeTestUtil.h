@@ -86,7 +86,10 @@ inline std::unique_ptr<Tables> layOut(ir::Schedule S) {
   D.predictedPeak = T->Peaks.data();
   D.predictedMakespan = -1;
   D.directions = Sc.Topo.Directions;
-  D.memory = Sc.Memory;
+  D.memory = Sc.Memory.Default;
+  if (!Sc.Memory.Stages.empty())
+    D.stageMemory = Sc.Memory.Stages.data();
+  D.memoryBytes = Sc.Memory.Bytes;
   if (!Sc.Memory.isChunks())
     D.predictedMemory = T->MemoryPeaks.data();
   if (!T->StageOverlap.empty())

@@ -42,7 +42,7 @@ bool repairByScanning(const Problem &P, Order &O, unsigned MaxMoves) {
       while (Ptr[R] < Jobs.size() && Ready(Jobs[Ptr[R]])) {
         const Job &J = Jobs[Ptr[R]++];
         Done[P.index(J.Kind, J.Stage, J.Mb)] = 1;
-        MemAtPtr[R] += P.memoryDelta(J.Kind);
+        MemAtPtr[R] += P.memoryDelta(J.Kind, J.Stage);
         ++Finished;
         Progress = true;
       }
@@ -60,13 +60,14 @@ bool repairByScanning(const Problem &P, Order &O, unsigned MaxMoves) {
           const Job &J = Jobs[K];
           bool IsF = J.Kind == JobKind::F;
           if ((Pass == 1) == IsF && Ready(J) &&
-              (!IsF || Peak + P.memoryDelta(J.Kind) <= P.MemoryLimit)) {
+              (!IsF ||
+               Peak + P.memoryDelta(J.Kind, J.Stage) <= P.MemoryLimit)) {
             std::rotate(Jobs.begin() + Ptr[R], Jobs.begin() + K,
                         Jobs.begin() + K + 1);
             Moved = true;
             break;
           }
-          Mem += P.memoryDelta(J.Kind);
+          Mem += P.memoryDelta(J.Kind, J.Stage);
           Peak = std::max(Peak, Mem);
         }
       }

@@ -11,12 +11,14 @@
 // once even if its F appears twice, and a backward of an (m, s) that is not
 // live changes nothing.
 //
-// How much is live is the schedule's MemoryModel (`memory { ... }`): the
-// chunk model (the default) counts one unit per live (m, s) -- one stage's
-// activations of one microbatch, a chunk under V placement. A finer model
-// lets I free part of what F allocated, as the zero-bubble papers count
-// (F = +1, I = -0.5, W = -0.5); the last backward always frees the rest, so
-// every (m, s) returns to zero.
+// How much is live is the schedule's memory model (`memory { ... }`, one
+// MemoryModel per stage, ir::MemorySpec): the chunk model (the default)
+// counts one unit per live (m, s) -- one stage's activations of one
+// microbatch, a chunk under V placement. A finer model lets I free part of
+// what F allocated, as the zero-bubble papers count (F = +1, I = -0.5,
+// W = -0.5); the last backward always frees the rest, so every (m, s)
+// returns to zero. Per-stage models in bytes (what a profile measures)
+// count each stage's own activations.
 //
 // Requires: nothing (any schedule; out-of-range actions are ignored).
 // Guarantees: work linear in the number of actions plus, for dense
@@ -45,7 +47,7 @@ using schema::MemoryModel;
 
 struct MemoryOptions {
   /// The model to count by; unset: the schedule's own (ir::Schedule::Memory).
-  std::optional<MemoryModel> Model;
+  std::optional<ir::MemorySpec> Model;
   /// Keep each rank's running curve (RankMemory::Curve).
   bool KeepCurve = false;
   /// Find where each rank first holds more than this (RankMemory::OverAt).
@@ -69,7 +71,7 @@ struct RankMemory {
 
 /// Activation memory of every rank.
 struct MemoryProfile {
-  MemoryModel Model;
+  ir::MemorySpec Model;
   std::vector<RankMemory> Ranks;
 
   /// The largest peak over ranks (0 with no ranks).

@@ -399,6 +399,9 @@ struct PipelineItem {
   /// memory: the block form `memory { ... }` (its limit, if any, in Value).
   bool MemoryBlock = false;
   LocId LimitLoc = NoLoc;
+  /// memory: the limit's unit as written ("" or e.g. "GiB": bytes).
+  std::string LimitUnit;
+  LocId LimitUnitLoc = NoLoc;
   std::vector<CommEntry> Comms;
   // schedule
   std::unique_ptr<CallExpr> Call;

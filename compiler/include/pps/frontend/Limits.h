@@ -39,6 +39,12 @@ constexpr double MaxMessageBytes = 1125899906842624.0;
 /// units, a rank's memory over any number of actions stays exact in a
 /// double and synthesis' whole ticks fit 64 bits.
 constexpr double MaxMemoryAmount = 1e6;
+/// The same in bytes (`memory { F[stage 0] = 48 MiB; }`): 1 TiB. A rank's
+/// bytes stay exact in a double up to 2^13 live amounts of the largest
+/// size, and synthesis' ticks (bytes) fit 64 bits for any problem it takes.
+constexpr double MaxMemoryBytes = 1099511627776.0;
+/// The largest memory limit in bytes (`limit N GiB;`): 1 PiB.
+constexpr int64_t MaxMemoryLimitBytes = int64_t(1) << 50;
 /// Bounds the IR's memory (20 bytes an action) whatever the step budget;
 /// the default of FrontendOptions::MaxActions, which --max-actions sets.
 /// The passes check the same limit against what they add (send/recv,

@@ -258,6 +258,62 @@ struct SynthRequest {
   LocId Loc = NoLoc;
 };
 
+/// The schedule's activation memory: the memory model of each stage and
+/// the unit its amounts and the limit share (`memory { F = 1; I = -0.5; }`,
+/// or per stage in bytes: `memory { F[stage 0] = 48 MiB; limit 2 GiB; }`).
+/// Stages not given their own model take Default; with no per-stage model
+/// every stage counts by Default. pps/analysis/Memory.h counts by it.
+struct MemorySpec {
+  schema::MemoryModel Default;
+  /// Empty, or one model per stage.
+  std::vector<schema::MemoryModel> Stages;
+  /// The amounts and the limit are bytes (a byte unit was written), not
+  /// abstract units.
+  bool Bytes = false;
+
+  MemorySpec() = default;
+  /// M for every stage, in units (implicit: a model is a uniform spec).
+  MemorySpec(const schema::MemoryModel &M) : Default(M) {}
+  /// The chunk model for every stage, in units (the default).
+  static MemorySpec chunks() { return {}; }
+  /// The model of stage St.
+  const schema::MemoryModel &of(int32_t St) const {
+    return St >= 0 && size_t(St) < Stages.size() ? Stages[size_t(St)] : Default;
+  }
+  /// Every stage counts by the same model.
+  bool isUniform() const {
+    for (const schema::MemoryModel &M : Stages)
+      if (M != Default)
+        return false;
+    return true;
+  }
+  /// The chunk model everywhere, in units.
+  bool isChunks() const { return !Bytes && isUniform() && Default.isChunks(); }
+  /// The canonical form every producer keeps, so equal specs compare
+  /// equal: per-stage models that are all the same become Default; else
+  /// Default (then unused) is the chunk model.
+  void normalize() {
+    if (Stages.empty())
+      return;
+    for (const schema::MemoryModel &M : Stages)
+      if (M != Stages.front()) {
+        Default = schema::MemoryModel::chunks();
+        return;
+      }
+    Default = Stages.front();
+    Stages.clear();
+  }
+  bool operator==(const MemorySpec &O) const {
+    return Bytes == O.Bytes && Default == O.Default && Stages == O.Stages;
+  }
+  bool operator!=(const MemorySpec &O) const { return !(*this == O); }
+};
+
+/// An amount of memory of M as reports print it: in units, a whole count
+/// or a decimal ("3", "2.5"); in bytes, with a binary unit ("48 MiB",
+/// "1.50 GiB", "512 B").
+std::string memoryAmountText(const MemorySpec &M, double V);
+
 class Schedule {
 public:
   std::string Name = "schedule";
@@ -266,11 +322,12 @@ public:
   CommModel Comm = CommModel::Rendezvous;
   /// The stream rule (`comm { stream rank; eager threshold 64 KiB; }`).
   CommStream Stream;
-  /// The activation memory model (`memory { F = 1; I = -0.5; }`; the
-  /// schema's, pps/analysis/Memory.h counts by it); the chunk model unless
-  /// the file says otherwise.
-  schema::MemoryModel Memory;
-  /// The memory limit per rank, in the model's units (`memory limit N;`).
+  /// The activation memory model of each stage (`memory { F = 1; I = -0.5;
+  /// }`; the schema's, pps/analysis/Memory.h counts by it); the chunk model
+  /// unless the file says otherwise.
+  MemorySpec Memory;
+  /// The memory limit per rank, in the model's units (`memory limit N;`;
+  /// bytes when Memory.Bytes).
   std::optional<int64_t> MemoryLimit;
   /// Where the schedule's construction read its cost or memory model
   /// (cost_f(s), mem_f(), ...; NoLoc if it did not): its order was built

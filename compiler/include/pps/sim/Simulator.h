@@ -164,7 +164,7 @@ struct SimResult {
   double Bytes = 0;
   double PeakMemory = 0; // max over ranks
   /// The memory model the peaks are counted in (the schedule's).
-  schema::MemoryModel Memory;
+  ir::MemorySpec Memory;
 
   /// Per rank, parallel to Schedule::Ranks[r].Actions (empty if
   /// SimOptions::KeepTimes is off).

@@ -80,12 +80,25 @@ struct Problem {
   /// Peak activation memory per rank, in memory ticks (MemScale ticks per
   /// unit of the memory model; with the chunk model, chunks).
   int64_t MemoryLimit = 0;
-  /// The memory model in whole ticks: what F(m, s), I(m, s) and W(m, s)
-  /// add to their rank's memory in a synthesis order (F > 0, I and W <= 0,
-  /// F + I + W = 0). The chunk model is {1, 0, -1}.
+  /// The memory model of one stage in whole ticks: what F(m, s), I(m, s)
+  /// and W(m, s) add to their rank's memory in a synthesis order (F > 0, I
+  /// and W <= 0, F + I + W = 0). The chunk model is {1, 0, -1}.
+  struct MemTicks {
+    int64_t F = 1, I = 0, W = -1;
+    bool operator==(const MemTicks &O) const {
+      return F == O.F && I == O.I && W == O.W;
+    }
+  };
+  /// Per stage (make() and setMemory() size it; a stage past its end
+  /// counts by the chunk model).
+  llvm::SmallVector<MemTicks, 16> Mem;
+  /// The stage with the largest F: what the heuristics size their warm-ups
+  /// by (the evaluator and every limit check count each stage's own).
   int64_t MemF = 1, MemI = 0, MemW = -1;
   /// Ticks per unit of the memory model (the limit's unit).
   int64_t MemScale = 1;
+  /// The amounts and the limit are bytes (ir::MemorySpec::Bytes).
+  bool MemBytes = false;
   /// Why the memory model could not be set (validate() reports it).
   std::string MemoryError;
   /// What "better" means (better(), the heuristics, the bounds).
@@ -100,21 +113,38 @@ struct Problem {
   /// describe; MemoryLimit in the memory model's units.
   static Problem fromSchedule(const ir::Schedule &S, int64_t MemoryLimit);
 
-  /// Counts memory by M with a limit of LimitUnits of its units: picks the
-  /// fewest ticks per unit (at most 1024) that make M's amounts whole, so
-  /// the searches count exactly. False (MemoryError set) if none does.
-  bool setMemory(const schema::MemoryModel &M, int64_t LimitUnits);
+  /// Counts memory by M (a model per stage, or one for all) with a limit of
+  /// LimitUnits of its units: picks the fewest ticks per unit (at most
+  /// 1024) that make every amount whole, so the searches count exactly.
+  /// False (MemoryError set) if none does.
+  bool setMemory(const ir::MemorySpec &M, int64_t LimitUnits);
+  bool setMemory(const schema::MemoryModel &M, int64_t LimitUnits) {
+    return setMemory(ir::MemorySpec(M), LimitUnits);
+  }
   /// The memory model in its own units.
-  schema::MemoryModel memoryModel() const;
-  /// What a job adds to its rank's memory, in ticks: the memory analysis'
-  /// rule (pps/analysis/Memory.h) for a valid order, where every (m, s) has
-  /// its F, I and W once, in dependency order: F acquires, I frees its
-  /// part (W follows), W frees the rest.
-  int64_t memoryDelta(JobKind K) const {
+  ir::MemorySpec memoryModel() const;
+  /// The ticks of Stage.
+  const MemTicks &memTicks(int32_t Stage) const {
+    static const MemTicks Chunk;
+    return size_t(Stage) < Mem.size() ? Mem[size_t(Stage)] : Chunk;
+  }
+  /// What a job of Stage adds to its rank's memory, in ticks: the memory
+  /// analysis' rule (pps/analysis/Memory.h) for a valid order, where every
+  /// (m, s) has its F, I and W once, in dependency order: F acquires, I
+  /// frees its part (W follows), W frees the rest.
+  int64_t memoryDelta(JobKind K, int32_t Stage) const {
+    const MemTicks &T = memTicks(Stage);
+    return K == JobKind::F ? T.F : K == JobKind::I ? T.I : T.W;
+  }
+  /// The largest stage's amounts (MemF, MemI, MemW), for heuristics.
+  int64_t largestDelta(JobKind K) const {
     return K == JobKind::F ? MemF : K == JobKind::I ? MemI : MemW;
   }
-  /// What stays live between an (m, s)'s I and its W, in ticks.
-  int64_t memoryAfterInput() const { return MemF + MemI; }
+  /// What stays live between an (m, s)'s I and its W, in ticks: the least
+  /// over stages (a bound on how many fit).
+  int64_t memoryAfterInput() const;
+  /// The least F over stages, in ticks.
+  int64_t smallestF() const;
   /// Ticks in the memory model's units.
   double memoryUnits(int64_t Ticks) const {
     return double(Ticks) / double(MemScale);
