@@ -7,10 +7,14 @@
 #      built in BUILD_DIR) for a few steps with --profile: per stage, the
 #      measured F, I, W, B, message times and activation bytes, as a .pps
 #      file (WORK_DIR/profile.pps);
-#   2. re-plan: `ppsc synth` for the measured costs within MEMORY
-#      activations per rank (default: the profiled run's peak);
-#   3. build the new schedule's executor (examples/gpt/replan, a
-#      find_package(pps) project) and run it with --profile;
+#   2. re-plan: `ppsc synth` for the measured costs within MEMORY of
+#      activations per rank, a size such as 12MiB (the profile measures
+#      each stage's activation bytes; default: the profiled run's peak),
+#      each send placed right after its producer (--comm-placement=producer);
+#   3. the new schedule's executor (examples/gpt/replan, a find_package(pps)
+#      project) is built under the stream rule `peer`, so a rank hands its
+#      sends to a comm stream and computes on (what the plan assumes); it
+#      runs with --profile;
 #   4. print the measured step times next to the compiler's predictions.
 #
 # docs/synthesis.md ("Re-planning from a profile") explains each step.
@@ -35,12 +39,13 @@ sed -n '/The I\/W split/,/^\/\/$/p' "$WORK/profile.pps"
 
 echo "== 2. re-plan: ppsc synth $WORK/profile.pps"
 "$PPSC" synth "$WORK/profile.pps" ${MEMORY:+--memory-limit "$MEMORY"} \
-  -o "$WORK/replanned.pps"
+  --comm-placement=producer -o "$WORK/replanned.pps"
 grep '^// makespan' "$WORK/replanned.pps"
 
 echo "== 3. build and run the re-planned executor"
 cmake -S "$SRC/examples/gpt/replan" -B "$WORK/build" \
   -Dpps_DIR="$BUILD/lib/cmake/pps" -DSCHEDULE="$WORK/replanned.pps" \
+  -DSTREAM=peer \
   -DCMAKE_BUILD_TYPE=Release >"$WORK/configure.log"
 cmake --build "$WORK/build" -j2 >"$WORK/build.log"
 "$WORK/build/gpt_replanned" --steps="$STEPS" \

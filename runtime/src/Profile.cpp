@@ -216,9 +216,57 @@ std::string summarizeProfile(const ScheduleDesc &S,
     L.unmeasured = AU.second;
     Out.links.push_back(L);
   }
-  for (const ActivationBytes &B : Bytes)
+  for (const ActivationBytes &B : Bytes) {
     Out.nonActivationPeak.push_back(B.nonActivationPeak);
+    Out.activationPeak.push_back(B.expected);
+  }
   return {};
+}
+
+/// The profile's memory field: with every stage's activation bytes
+/// measured, a memory model in bytes per stage (what one F holds until
+/// its last backward) and a limit of this run's peak of them, so `ppsc
+/// synth --memory-limit 2GiB` re-plans for a size; else `memory limit N;`
+/// in live activations (the run's peak, Peak).
+static std::string memoryBlock(const ScheduleDesc &S, const ProfileSummary &P,
+                               int64_t Peak) {
+  bool All = !P.stages.empty();
+  bool Fixed = true; // every (m, s) of a stage holds the same bytes
+  for (const ProfileSummary::Stage &X : P.stages) {
+    All &= X.bytes.samples > 0 && X.bytes.max >= 1;
+    Fixed &= X.bytes.min == X.bytes.max;
+  }
+  if (!All)
+    return fmt::format("  memory limit {};\n", std::max<int64_t>(Peak, 1));
+  // A stage's amount is its largest measured size (a size that varies by
+  // microbatch is never under-counted).
+  std::vector<int64_t> Amount;
+  for (const ProfileSummary::Stage &X : P.stages)
+    Amount.push_back(int64_t(std::ceil(X.bytes.max)));
+  // The limit the profiled run held: its analysis peak (the same sums as
+  // the model, when sizes are fixed); else live activations times the
+  // rank's largest amount, which bounds the model's count of the run.
+  int64_t Limit = 0;
+  for (int32_t R = 0; R < S.ranks; ++R) {
+    int64_t Max = 0;
+    for (int32_t St = 0; St < S.stages; ++St)
+      if (S.stageToRank[St] == R)
+        Max = std::max(Max, Amount[size_t(St)]);
+    int64_t Count = size_t(R) < P.activationPeak.size() && Fixed
+                        ? P.activationPeak[size_t(R)]
+                        : -1;
+    if (Count < 0)
+      Count = S.predictedPeak ? S.predictedPeak[R] * Max : Peak * Max;
+    Limit = std::max(Limit, Count);
+  }
+  std::string Out = "  // Activation bytes per (microbatch, stage), measured; "
+                    "the limit is this\n  // run's peak. Re-plan for a "
+                    "device: ppsc synth THIS_FILE --memory-limit 2GiB\n"
+                    "  memory {\n";
+  for (int32_t St = 0; St < S.stages; ++St)
+    Out += fmt::format("    F[stage {}] = {} B;\n", St, Amount[size_t(St)]);
+  Out += fmt::format("    limit {} B;\n  }}\n", std::max<int64_t>(Limit, 1));
+  return Out;
 }
 
 std::string formatProfile(const ScheduleDesc &S, const ProfileSummary &P,
@@ -345,7 +393,10 @@ std::string formatProfile(const ScheduleDesc &S, const ProfileSummary &P,
   fmt::format_to(
       F,
       "//\n// Re-plan for these costs within the run's peak of {} "
-      "activations per rank:\n//   ppsc synth THIS_FILE -o replanned.pps\n"
+      "activations per rank\n// (each send right after its producer, "
+      "run on a comm stream per peer):\n//   ppsc synth THIS_FILE "
+      "--comm-placement=producer -o replanned.pps\n//   ppsc emit "
+      "--target=cpp --stream=peer replanned.pps -o replanned.cpp\n"
       "// Time another schedule of {} stages with them:\n//   ppsc sim "
       "--costs=THIS_FILE other.pps\n",
       Peak, S.stages);
@@ -371,8 +422,7 @@ std::string formatProfile(const ScheduleDesc &S, const ProfileSummary &P,
   if (!P.messages.samples)
     fmt::format_to(F, "  // no receiver waited for a message: latency not "
                       "measured\n");
-  fmt::format_to(F, "  memory limit {};\n  schedule synth();\n}}\n",
-                 std::max<int64_t>(Peak, 1));
+  fmt::format_to(F, "{}  schedule synth();\n}}\n", memoryBlock(S, P, Peak));
   return T;
 }
 

@@ -107,6 +107,10 @@ struct ProfileSummary {
   int64_t overlapped = 0;       ///< computes in overlap pairs (not counted)
   /// Per rank (-1: not measured).
   std::vector<int64_t> nonActivationPeak;
+  /// Per rank: the memory analysis' peak of activation bytes for this run
+  /// (its live (m, s) set times each one's measured bytes; -1: not
+  /// measured).
+  std::vector<int64_t> activationPeak;
 };
 
 /// Summarises the events of all ranks, skipping the first Warmup steps;
