@@ -233,6 +233,16 @@ inline std::string fmtShort(double T) {
   return S == "-0" ? "0" : S;
 }
 
+/// An amount of memory of R's model: a count as before ("2", "1.5"), or
+/// bytes with a binary unit ("192 MiB") when the model counts bytes.
+inline std::string memText(const ir::MemorySpec &M, double V) {
+  return M.Bytes ? ir::memoryAmountText(M, V) : fmt::format("{}", V);
+}
+/// What the memory amounts are of: "activations" or "of activations".
+inline const char *memNoun(const ir::MemorySpec &M) {
+  return M.Bytes ? "of activations" : "activations";
+}
+
 /// Bytes with a binary unit: "64 MiB".
 inline std::string fmtBytes(double B) {
   const char *Units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};

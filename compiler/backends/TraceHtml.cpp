@@ -32,6 +32,8 @@ namespace pps::backends {
 
 using detail::fmtBytes;
 using detail::fmtShort;
+using detail::memNoun;
+using detail::memText;
 using detail::OutBuf;
 
 namespace {
@@ -63,10 +65,12 @@ void writeTables(const ir::Schedule &S, const sim::SimResult &R,
   for (size_t I = 0; I < R.Ranks.size(); ++I)
     if (R.Ranks[I].PeakMemory > R.Ranks[PeakRank].PeakMemory)
       PeakRank = int32_t(I);
-  row(B, "peak memory", fmt::format("{}", R.PeakMemory),
-      fmt::format("activations, on rank {}{}", PeakRank,
-                  S.MemoryLimit ? fmt::format("; limit {}", *S.MemoryLimit)
-                                : std::string()));
+  row(B, "peak memory", memText(R.Memory, R.PeakMemory),
+      fmt::format("{}, on rank {}{}", memNoun(R.Memory), PeakRank,
+                  S.MemoryLimit
+                      ? fmt::format("; limit {}",
+                                    memText(R.Memory, double(*S.MemoryLimit)))
+                      : std::string()));
   row(B, "messages", fmt::format("{}", R.Messages),
       R.Bytes > 0 ? fmtBytes(R.Bytes)
                   : "no sizes given (comm { activation ... })");
@@ -102,7 +106,7 @@ void writeTables(const ir::Schedule &S, const sim::SimResult &R,
     Cell(R.Makespan > 0 ? pct(X.ComputeBusy / R.Makespan) : "-");
     Cell(fmtShort(X.CommBusy));
     Cell(fmtShort(X.CommWait));
-    Cell(fmt::format("{}", X.PeakMemory));
+    Cell(memText(R.Memory, X.PeakMemory));
     Cell(std::to_string(X.Computes));
     Cell(std::to_string(X.Sends));
     Cell(std::to_string(X.Recvs));
@@ -293,7 +297,9 @@ void writeHtml(const ir::Schedule &S, const sim::SimResult &R,
     card(B, fmtShort(R.Makespan), "makespan");
     card(B, pct(R.BubbleOverMakespan), "bubble (of makespan)");
   }
-  card(B, fmt::format("{}", R.PeakMemory), "peak activations per rank");
+  card(B, memText(R.Memory, R.PeakMemory),
+       R.Memory.Bytes ? "peak activation bytes per rank"
+                      : "peak activations per rank");
   card(B, fmt::format("{}", R.Messages),
        R.Bytes > 0 ? "messages, " + fmtBytes(R.Bytes) : "messages");
   B.put("</div>\n");

@@ -9,6 +9,8 @@ namespace pps::backends {
 
 using detail::fmtBytes;
 using detail::fmtTime;
+using detail::memNoun;
+using detail::memText;
 
 namespace {
 
@@ -263,10 +265,12 @@ void writeSummary(const ir::Schedule &S, const sim::SimResult &R,
   for (size_t I = 0; I < R.Ranks.size(); ++I)
     if (R.Ranks[I].PeakMemory > R.Ranks[PeakRank].PeakMemory)
       PeakRank = int32_t(I);
-  OS << fmt::format("  {:<16}{} activations (rank {}){}\n", "peak memory",
-                    R.PeakMemory, PeakRank,
-                    S.MemoryLimit ? fmt::format(", limit {}", *S.MemoryLimit)
-                                  : std::string());
+  OS << fmt::format(
+      "  {:<16}{} {} (rank {}){}\n", "peak memory",
+      memText(R.Memory, R.PeakMemory), memNoun(R.Memory), PeakRank,
+      S.MemoryLimit
+          ? fmt::format(", limit {}", memText(R.Memory, double(*S.MemoryLimit)))
+          : std::string());
   OS << fmt::format("  {:<16}{} ({})\n", "messages", R.Messages,
                     fmtBytes(R.Bytes));
   if (std::isfinite(R.MakespanWithoutStreams))
@@ -316,8 +320,9 @@ void writeSummary(const ir::Schedule &S, const sim::SimResult &R,
         "{:>10}\n",
         I, fmtTime(X.ComputeBusy), fmtTime(X.Idle),
         R.Makespan > 0 ? Pct(X.ComputeBusy / R.Makespan) : std::string("-"),
-        fmtTime(X.CommBusy), fmtTime(X.CommWait), X.PeakMemory, X.Computes,
-        X.Sends, X.Recvs, fmtTime(X.Span));
+        fmtTime(X.CommBusy), fmtTime(X.CommWait),
+        memText(R.Memory, X.PeakMemory), X.Computes, X.Sends, X.Recvs,
+        fmtTime(X.Span));
   }
   writeStreamHolds(S, R, OS);
   if (!R.Channels.empty()) {
