@@ -271,12 +271,8 @@ Value Evaluator::evalBuiltin(CallExpr &C) {
     int64_t S = evalInt(Arg(0));
     if (Failed || !ensureTopology(C.Loc))
       return {};
-    if (S < 0 || S >= Out.Topo.Stages) {
-      fail(DiagKind::OutOfRange, Arg(0).Loc,
-           fmt::format("stage {} is out of range 0..{}", S,
-                       Out.Topo.Stages - 1));
+    if (!stageInRange(S, Arg(0)))
       return {};
-    }
     return {Out.Topo.StageToRank[S], VT::Int};
   }
   case Builtin::StageOf: {

@@ -173,12 +173,8 @@ std::optional<int64_t> Evaluator::modelValue(Builtin B, int64_t Stage,
   if (PerStage) {
     if (!ensureTopology(C.Loc))
       return std::nullopt;
-    if (Stage < 0 || Stage >= Out.Topo.Stages) {
-      fail(DiagKind::OutOfRange, C.Args[0].Value->Loc,
-           fmt::format("stage {} is out of range 0..{}", Stage,
-                       Out.Topo.Stages - 1));
+    if (!stageInRange(Stage, *C.Args[0].Value))
       return std::nullopt;
-    }
   }
   if (ModelReadAt == NoLoc)
     ModelReadAt = C.Loc;
@@ -254,12 +250,8 @@ void Evaluator::applyMemory(PipelineItem &I) {
       int64_t St = evalInt(*E.Stage, "a stage");
       if (Failed)
         return;
-      if (St < 0 || St >= Out.Topo.Stages) {
-        fail(DiagKind::OutOfRange, E.Stage->Loc,
-             fmt::format("stage {} is out of range 0..{}", St,
-                         Out.Topo.Stages - 1));
+      if (!stageInRange(St, *E.Stage))
         continue;
-      }
       if (Given.size() == 1)
         Given.resize(size_t(Out.Topo.Stages) + 1);
       Row = size_t(St) + 1;

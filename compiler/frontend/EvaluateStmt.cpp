@@ -259,12 +259,8 @@ void Evaluator::emitActions(std::vector<ActionNode> &As) {
       int64_t St = evalInt(*N.Operand, "a stage");
       if (Failed)
         break;
-      if (St < 0 || St >= Out.Topo.Stages) {
-        fail(DiagKind::OutOfRange, N.Operand->Loc,
-             fmt::format("stage {} is out of range 0..{}", St,
-                         Out.Topo.Stages - 1));
+      if (!stageInRange(St, *N.Operand))
         break;
-      }
       emit(ir::Action::control(N.ControlKind, int32_t(St), N.Loc), N.Loc);
       break;
     }

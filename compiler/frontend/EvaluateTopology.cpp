@@ -276,12 +276,8 @@ void Evaluator::applyCost(PipelineItem &I) {
     int64_t S = evalInt(*E.Stage, "a stage");
     if (Failed)
       return;
-    if (S < 0 || S >= Out.Topo.Stages) {
-      fail(DiagKind::OutOfRange, E.Stage->Loc,
-           fmt::format("stage {} is out of range 0..{}", S,
-                       Out.Topo.Stages - 1));
+    if (!stageInRange(S, *E.Stage))
       continue;
-    }
     if (!CheckEntry(E))
       continue;
     if (IsOverlap) {
@@ -299,6 +295,14 @@ void Evaluator::applyCost(PipelineItem &I) {
   for (auto &[S, Given] : StageGiven)
     if ((Given & (BI | BW)) == (BI | BW) && !(Given & BB))
       C.PerStage[S].B = C.PerStage[S].I + C.PerStage[S].W;
+}
+
+bool Evaluator::stageInRange(int64_t St, const Expr &E) {
+  if (St >= 0 && St < Out.Topo.Stages)
+    return true;
+  fail(DiagKind::OutOfRange, E.Loc,
+       fmt::format("stage {} is out of range 0..{}", St, Out.Topo.Stages - 1));
+  return false;
 }
 
 void Evaluator::applyComm(PipelineItem &I) {

@@ -236,6 +236,9 @@ private:
   /// MaxMemoryLimitBytes); a model in bytes needs a limit with a unit.
   /// False (an error reported) if they disagree.
   bool memoryLimitUnit(PipelineItem &I, int64_t &V);
+  /// True if St (the value of E) is a stage of the topology; else an
+  /// out-of-range error at E.
+  bool stageInRange(int64_t St, const Expr &E);
   /// A finite number >= 0 (> 0 without AllowZero) and at most Max (MaxTime
   /// for times): else an error at Q and false.
   bool quantityOk(const Quantity &Q, const char *What, bool AllowZero = true,
