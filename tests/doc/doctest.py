@@ -30,6 +30,7 @@ skipped blocks are listed with their reasons.
 """
 
 import argparse
+import atexit
 import glob
 import os
 import re
@@ -192,6 +193,12 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--source", required=True)
     ap.add_argument("--build", required=True)
+    ap.add_argument("--sanitized", metavar="LIBASAN",
+                    help="the build is sanitized (.ci/sanitize): preload this "
+                         "ASan runtime (for the uninstrumented interpreter "
+                         "that imports the module; leak checking off, as in "
+                         "the pytest test) and compile with the sanitizers "
+                         "(`c++` links archives that call them)")
     ap.add_argument("files", nargs="*")
     args = ap.parse_args()
     src, build = os.path.abspath(args.source), os.path.abspath(args.build)
@@ -205,6 +212,22 @@ def main():
         [os.path.join(build, "python")] + [p for p in [env.get("PYTHONPATH")] if p])
     env.pop("NO_COLOR", None)
     env["NO_COLOR"] = "1"
+    if args.sanitized:
+        shims = tempfile.mkdtemp(prefix="pps-doctest-shims-")
+        atexit.register(shutil.rmtree, shims, True)
+        for name in ("c++", "g++"):
+            real = shutil.which(name, path=env["PATH"])
+            if real:
+                path = os.path.join(shims, name)
+                with open(path, "w") as f:
+                    f.write('#!/bin/sh\nexec %s -fsanitize=address,undefined "$@"\n'
+                            % real)
+                os.chmod(path, 0o755)
+        env["PATH"] = shims + os.pathsep + env["PATH"]
+        env["LD_PRELOAD"] = os.pathsep.join(
+            [args.sanitized] + [p for p in [env.get("LD_PRELOAD")] if p])
+        env["ASAN_OPTIONS"] = ":".join(
+            [p for p in [env.get("ASAN_OPTIONS")] if p] + ["detect_leaks=0"])
     ran = skipped = 0
     failures = []
     for rel in files:
