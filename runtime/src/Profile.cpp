@@ -396,7 +396,8 @@ std::string formatProfile(const ScheduleDesc &S, const ProfileSummary &P,
       "activations per rank\n// (each send right after its producer, "
       "run on a comm stream per peer):\n//   ppsc synth THIS_FILE "
       "--comm-placement=producer -o replanned.pps\n//   ppsc emit "
-      "--target=cpp --stream=peer replanned.pps -o replanned.cpp\n"
+      "--target=cpp --stream=peer -Wno-early-recv replanned.pps\n//     -o "
+      "replanned.cpp\n"
       "// Time another schedule of {} stages with them:\n//   ppsc sim "
       "--costs=THIS_FILE other.pps\n",
       Peak, S.stages);

@@ -62,7 +62,7 @@ run("ppsc synth" "${PPSC}" synth "${WORK}/profile.pps"
 
 # 3. The new schedule's executor, with the same kernels. Its costs are the
 #    measured ones (ms), so the predictions it carries are in ms.
-run("ppsc emit" "${PPSC}" emit --target=cpp --stream=peer
+run("ppsc emit" "${PPSC}" emit --target=cpp --stream=peer -Wno-early-recv
     "${WORK}/replanned.pps" -o "${WORK}/replanned.cpp")
 run("compiling the new executor" "${CXX}" -std=c++17 -O1 -I "${INCLUDE}"
     "${WORK}/replanned.cpp" "${KERNELS}" "${RUNTIME}" -lfmt -pthread
