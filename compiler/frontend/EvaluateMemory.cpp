@@ -227,7 +227,6 @@ void Evaluator::applyMemory(PipelineItem &I) {
   // stage (index 1 + s).
   const char *Kinds = "FIWB";
   std::vector<std::array<const CostEntry *, 4>> Given(1);
-  std::vector<int32_t> StageOf; // per entry: -1 block, else its stage
   const CostEntry *WithUnit = nullptr, *WithoutUnit = nullptr;
   for (CostEntry &E : I.Costs) {
     if (E.Key == "limit") {
