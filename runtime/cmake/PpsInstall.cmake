@@ -216,6 +216,12 @@ function(pps_finish_install)
       list(JOIN MPI_CXX_LIBRARIES " " PPS_PC_MPI_LIBS)
     endif()
   endif()
+  # A sanitized build's archives call the sanitizers (as pps::runtime_api
+  # says to CMake consumers).
+  set(PPS_PC_SANITIZE "")
+  if(PPS_SANITIZE OR PPS_FUZZ)
+    set(PPS_PC_SANITIZE " -fsanitize=address,undefined")
+  endif()
   if(TARGET pps_runtime_mpi)
     set(PPS_PC_HAVE_MPI ON)
   else()
