@@ -5,14 +5,19 @@
 // rank set, so the next rank starts from clean state without touching the
 // whole (stage, microbatch) space again. The per-(m, s) state is a byte
 // (live, I done, has W) in a flat array, or in a hash map when the space
-// is much larger than the schedule.
+// is much larger than the schedule. Ranks are independent (each starts
+// from clean state), so big schedules walk them on a few threads, each with
+// its own state (pps/support/Parallel.h): the result is the same.
 //
 //===----------------------------------------------------------------------===//
 #include "pps/analysis/Memory.h"
 
+#include "pps/support/Parallel.h"
+
 #include "llvm/ADT/DenseMap.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace pps::analysis {
 
@@ -82,11 +87,15 @@ MemoryProfile analyzeMemory(const ir::Schedule &S, const MemoryOptions &Opts) {
   MemoryProfile Out;
   Out.Model = Opts.Model ? *Opts.Model : S.Memory;
   Out.Ranks.resize(S.Ranks.size());
-  StateMap State(S);
+  unsigned Threads = threadsForActions(S.numActions());
+  std::vector<std::optional<StateMap>> States(Threads);
   // Amounts are compared with a little slack, so fractional models do not
   // report a peak that is only rounding error.
   constexpr double Eps = 1e-9;
-  for (size_t R = 0; R < S.Ranks.size(); ++R) {
+  parallelFor(S.Ranks.size(), Threads, [&](size_t R, unsigned Worker) {
+    if (!States[Worker])
+      States[Worker].emplace(S);
+    StateMap &State = *States[Worker];
     const std::vector<Action> &Acts = S.Ranks[R].Actions;
     RankMemory &RM = Out.Ranks[R];
     for (const Action &A : Acts)
@@ -135,7 +144,7 @@ MemoryProfile analyzeMemory(const ir::Schedule &S, const MemoryOptions &Opts) {
     for (const Action &A : Acts)
       if (ir::isCompute(A.Kind) && State.valid(A))
         State.set(State.key(A), 0);
-  }
+  });
   return Out;
 }
 

@@ -17,6 +17,7 @@
 #include "CommPlacement.h"
 #include "PassUtil.h"
 #include "VerifyDepsImpl.h"
+#include "pps/support/Parallel.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/ErrorHandling.h"
@@ -37,15 +38,6 @@ namespace {
 struct Event {
   PairKey Key;
   Action A;
-
-  static Event unit(const Timeline &TL, uint32_t U) {
-    return {PairKey::unit(TL, U), Action()};
-  }
-  static Event pair(const Timeline &TL, uint32_t P, uint32_t C, uint32_t J,
-                    Action A) {
-    return {PairKey::late(TL, P, C, J), A};
-  }
-  bool before(const Event &O) const { return Key.before(O.Key); }
 };
 
 class InsertCommsPass : public Pass {
@@ -239,32 +231,38 @@ void InsertCommsPass::run(Schedule &S, PassContext &Ctx) {
 
 uint64_t InsertCommsPass::placeConsumer(Schedule &S, const UnitIndex &U,
                                         const Timeline &TL) {
-  // Exact sizes (from the timeline's links), so each rank's new program is
-  // allocated once.
+  // Ranks are merged independently (each reads the timeline and writes
+  // only its own program), on a few threads for big schedules, each with
+  // its own scratch: the programs do not depend on the threads.
   size_t NumRanks = S.Ranks.size();
-  std::vector<uint32_t> Extra(NumRanks, 0);
-  for (size_t R = 0; R < NumRanks; ++R)
+  unsigned Threads = threadsForActions(S.numActions());
+  std::vector<uint64_t> Inserted(NumRanks, 0);
+  std::vector<llvm::SmallVector<Event, 16>> Scratch(Threads);
+  parallelFor(NumRanks, Threads, [&](size_t R, unsigned Worker) {
+    auto &Acts = S.Ranks[R].Actions;
+    // The exact size (from the timeline's links), so the rank's new program
+    // is allocated once.
+    size_t Extra = 0;
     for (size_t K = size_t(U.RankBase[R]) * 2;
          K < size_t(U.RankBase[R + 1]) * 2; ++K)
-      Extra[R] += (TL.CrossProd[K] != None) + (TL.CrossCons[K] != None);
-
-  uint64_t Inserted = 0;
-  llvm::SmallVector<Event, 16> Pending;
-  std::vector<Action> New;
-  for (size_t R = 0; R < NumRanks; ++R) {
-    auto &Acts = S.Ranks[R].Actions;
-    New.clear();
-    New.reserve(Acts.size() + Extra[R]);
+      Extra += (TL.CrossProd[K] != None) + (TL.CrossCons[K] != None);
+    std::vector<Action> New;
+    New.reserve(Acts.size() + Extra);
+    llvm::SmallVector<Event, 16> &Pending = Scratch[Worker];
     Pending.clear();
     size_t Head = 0;
-    auto Push = [&](const Event &E) {
-      // Insertion from the back: most events arrive in key order.
+    uint64_t Added = 0; // stored once: the ranks' counters share lines
+    // Insertion from the back: most events arrive in key order. The event
+    // is built in its slot (a copy of a just-built one stalls on store
+    // forwarding).
+    auto Push = [&](const PairKey &Key, const Action &A) {
       size_t K = Pending.size();
-      Pending.push_back(E);
-      for (; K > Head && E.before(Pending[K - 1]); --K)
+      Pending.push_back({Key, A});
+      for (; K > Head && Key.before(Pending[K - 1].Key); --K)
         Pending[K] = Pending[K - 1];
-      Pending[K] = E;
-      ++Inserted;
+      if (K != Pending.size() - 1)
+        Pending[K] = {Key, A};
+      ++Added;
     };
     // Receives are queued a little ahead: those of every upcoming unit that
     // starts at the same time as the next one (zero-cost units tie).
@@ -284,10 +282,9 @@ uint64_t InsertCommsPass::placeConsumer(Schedule &S, const UnitIndex &U,
           if (P == None)
             continue;
           const Action &X = Acts[LookI + J];
-          Push(Event::pair(TL, P, LookUnit, J,
-                           Action::comm(analysis::inputRecvKind(S.Topo, X),
-                                        X.Microbatch, X.Stage, U.UnitRank[P],
-                                        X.Loc)));
+          Push(PairKey::late(TL, P, LookUnit, J),
+               Action::comm(analysis::inputRecvKind(S.Topo, X), X.Microbatch,
+                            X.Stage, U.UnitRank[P], X.Loc));
         }
         LookI += Len;
         ++LookUnit;
@@ -304,8 +301,8 @@ uint64_t InsertCommsPass::placeConsumer(Schedule &S, const UnitIndex &U,
       unsigned Len = unitLength(Acts, I);
       // Every pair event ordered before this unit goes here.
       QueueRecvs(TL.Start[Unit]);
-      Event Here = Event::unit(TL, Unit);
-      while (Head < Pending.size() && Pending[Head].before(Here))
+      PairKey Here = PairKey::unit(TL, Unit);
+      while (Head < Pending.size() && Pending[Head].Key.before(Here))
         New.push_back(Pending[Head++].A);
       if (Head == Pending.size()) {
         Pending.clear();
@@ -320,10 +317,9 @@ uint64_t InsertCommsPass::placeConsumer(Schedule &S, const UnitIndex &U,
           continue;
         uint32_t C = E >> 1;
         const Action &X = Acts[I + J];
-        Push(Event::pair(TL, Unit, C, E & 1,
-                         Action::comm(analysis::outputSendKind(S.Topo, X),
-                                      X.Microbatch, X.Stage, U.UnitRank[C],
-                                      X.Loc)));
+        Push(PairKey::late(TL, Unit, C, E & 1),
+             Action::comm(analysis::outputSendKind(S.Topo, X), X.Microbatch,
+                          X.Stage, U.UnitRank[C], X.Loc));
       }
       I += Len;
       ++Unit;
@@ -331,9 +327,12 @@ uint64_t InsertCommsPass::placeConsumer(Schedule &S, const UnitIndex &U,
     for (; Head < Pending.size(); ++Head)
       New.push_back(Pending[Head].A);
     Acts = std::move(New);
-    New = std::vector<Action>();
-  }
-  return Inserted;
+    Inserted[R] = Added;
+  });
+  uint64_t Total = 0;
+  for (uint64_t N : Inserted)
+    Total += N;
+  return Total;
 }
 
 llvm::StringRef commPlacementName(CommPlacement P) {

@@ -28,7 +28,7 @@
 //===----------------------------------------------------------------------===//
 #include "pps/synth/Algorithms.h"
 
-#include "Parallel.h"
+#include "pps/support/Parallel.h"
 
 #include <fmt/format.h>
 

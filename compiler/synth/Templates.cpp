@@ -24,7 +24,7 @@
 //===----------------------------------------------------------------------===//
 #include "pps/synth/Algorithms.h"
 
-#include "Parallel.h"
+#include "pps/support/Parallel.h"
 
 #include "pps/frontend/Frontend.h"
 #include "pps/support/Diagnostics.h"

@@ -25,7 +25,7 @@
 //===----------------------------------------------------------------------===//
 #include "pps/synth/Algorithms.h"
 
-#include "Parallel.h"
+#include "pps/support/Parallel.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

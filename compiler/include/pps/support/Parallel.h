@@ -1,0 +1,81 @@
+//===- Parallel.h - a deterministic parallel loop -------------------------===//
+//
+// Loops whose iterations are independent (synthesis' candidates, the
+// passes' per-rank walks) run on a few threads. Each body writes only its
+// own index's slot (or its worker's scratch), and the caller then reads the
+// slots in index order, so a result never depends on the number of threads
+// or on which thread ran what.
+//
+// PPS_THREADS=N in the environment sets the threads (1: everything on the
+// calling thread); by default one per core, at most 4 (the loops are
+// memory-bound).
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <thread>
+#include <vector>
+
+namespace pps {
+
+/// The threads the compiler's loops may use (PPS_THREADS, else one per
+/// core, at most 4).
+inline unsigned workerThreads() {
+  static const unsigned N = [] {
+    if (const char *E = std::getenv("PPS_THREADS")) {
+      char *End = nullptr;
+      long V = std::strtol(E, &End, 10);
+      if (End != E && *End == '\0' && V >= 1)
+        return unsigned(std::min<long>(V, 64));
+    }
+    return std::clamp(std::thread::hardware_concurrency(), 1u, 4u);
+  }();
+  return N;
+}
+
+/// The threads worth starting for a loop over Work actions: one below
+/// 64k actions (starting a thread costs about what 10k actions do).
+inline unsigned threadsForActions(uint64_t Work) {
+  return Work < (uint64_t(1) << 16) ? 1u : workerThreads();
+}
+
+/// Calls Body(Index, Worker) for every Index in [0, N) on up to Threads
+/// threads (the calling thread is worker 0); Worker < Threads names the
+/// thread, for per-thread scratch space.
+template <typename Fn>
+void parallelFor(size_t N, unsigned Threads, const Fn &Body) {
+  Threads = unsigned(std::min<size_t>(std::max(Threads, 1u), N));
+  if (Threads <= 1) {
+    for (size_t I = 0; I < N; ++I)
+      Body(I, 0u);
+    return;
+  }
+  std::atomic<size_t> Next{0};
+  auto Work = [&](unsigned Worker) {
+    for (size_t I; (I = Next.fetch_add(1, std::memory_order_relaxed)) < N;)
+      Body(I, Worker);
+  };
+  std::vector<std::thread> Pool;
+  for (unsigned W = 1; W < Threads; ++W)
+    Pool.emplace_back(Work, W);
+  Work(0);
+  for (std::thread &T : Pool)
+    T.join();
+}
+
+} // namespace pps
+
+namespace pps::synth {
+
+/// The threads a search uses: Requested, or with 0 workerThreads().
+inline unsigned searchThreads(unsigned Requested) {
+  return Requested > 0 ? Requested : workerThreads();
+}
+using pps::parallelFor;
+
+} // namespace pps::synth
