@@ -213,21 +213,38 @@ def main():
     env.pop("NO_COLOR", None)
     env["NO_COLOR"] = "1"
     if args.sanitized:
+        # Shims: `c++` and `g++` link the sanitizers; the interpreter (not
+        # instrumented) gets ASan's runtime preloaded, and only it, so that
+        # other programs the docs run (Chromium) start as usual. libstdc++
+        # is preloaded right after it: the interpreter does not link it, and
+        # ASan's __cxa_throw interceptor must find the real one at start-up
+        # (otherwise the first C++ exception, libtorch's, fails a CHECK).
         shims = tempfile.mkdtemp(prefix="pps-doctest-shims-")
         atexit.register(shutil.rmtree, shims, True)
-        for name in ("c++", "g++"):
+        libstdcxx = os.path.join(os.path.dirname(args.sanitized), "libstdc++.so")
+        preload = os.pathsep.join([args.sanitized, os.path.realpath(libstdcxx)])
+        asan = ":".join([p for p in [env.get("ASAN_OPTIONS")] if p] + ["detect_leaks=0"])
+
+        def shim(name, line):
             real = shutil.which(name, path=env["PATH"])
             if real:
                 path = os.path.join(shims, name)
                 with open(path, "w") as f:
-                    f.write('#!/bin/sh\nexec %s -fsanitize=address,undefined "$@"\n'
-                            % real)
+                    f.write("#!/bin/sh\n" + line % real + "\n")
                 os.chmod(path, 0o755)
+
+        for name in ("c++", "g++"):
+            shim(name, 'exec %s -fsanitize=address,undefined "$@"')
+        python = shutil.which("python3", path=env["PATH"])
+        for name in ("python3", "python"):
+            shim(name, 'LD_PRELOAD="%s${LD_PRELOAD:+:$LD_PRELOAD}" ASAN_OPTIONS="%s" exec %%s "$@"'
+                 % (preload, asan))
+        # torchrun's workers are the interpreter again (sys.executable):
+        # they inherit the preload from the launcher's environment.
+        if python:
+            shim("torchrun", 'LD_PRELOAD="%s${LD_PRELOAD:+:$LD_PRELOAD}" ASAN_OPTIONS="%s" exec %s %%s "$@"'
+                 % (preload, asan, python))
         env["PATH"] = shims + os.pathsep + env["PATH"]
-        env["LD_PRELOAD"] = os.pathsep.join(
-            [args.sanitized] + [p for p in [env.get("LD_PRELOAD")] if p])
-        env["ASAN_OPTIONS"] = ":".join(
-            [p for p in [env.get("ASAN_OPTIONS")] if p] + ["detect_leaks=0"])
     ran = skipped = 0
     failures = []
     for rel in files:
