@@ -239,11 +239,17 @@ def main():
         for name in ("python3", "python"):
             shim(name, 'LD_PRELOAD="%s${LD_PRELOAD:+:$LD_PRELOAD}" ASAN_OPTIONS="%s" exec %%s "$@"'
                  % (preload, asan))
-        # torchrun's workers are the interpreter again (sys.executable):
-        # they inherit the preload from the launcher's environment.
-        if python:
-            shim("torchrun", 'LD_PRELOAD="%s${LD_PRELOAD:+:$LD_PRELOAD}" ASAN_OPTIONS="%s" exec %s %%s "$@"'
-                 % (preload, asan, python))
+        # torchrun runs under its own interpreter (its #! line: Debian's
+        # torch is for /usr/bin/python3), and its workers are that
+        # interpreter again: they inherit the preload from its environment.
+        torchrun = shutil.which("torchrun", path=env["PATH"])
+        if torchrun:
+            with open(torchrun, "rb") as f:
+                first = f.readline().decode("utf-8", "replace")
+            interp = first[2:].strip() if first.startswith("#!") else python
+            if interp:
+                shim("torchrun", 'LD_PRELOAD="%s${LD_PRELOAD:+:$LD_PRELOAD}" ASAN_OPTIONS="%s" exec %s %%s "$@"'
+                     % (preload, asan, interp))
         env["PATH"] = shims + os.pathsep + env["PATH"]
     ran = skipped = 0
     failures = []
