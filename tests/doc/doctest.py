@@ -193,12 +193,13 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--source", required=True)
     ap.add_argument("--build", required=True)
-    ap.add_argument("--sanitized", metavar="LIBASAN",
-                    help="the build is sanitized (.ci/sanitize): preload this "
-                         "ASan runtime (for the uninstrumented interpreter "
-                         "that imports the module; leak checking off, as in "
-                         "the pytest test) and compile with the sanitizers "
-                         "(`c++` links archives that call them)")
+    ap.add_argument("--sanitized", metavar="PRELOAD",
+                    help="the build is sanitized (.ci/sanitize): what the "
+                         "uninstrumented interpreter that imports the module "
+                         "must preload (ASan's runtime, then libstdc++; "
+                         "leak checking off for it, as in the pytest test), "
+                         "and compile with the sanitizers (`c++` links "
+                         "archives that call them)")
     ap.add_argument("files", nargs="*")
     args = ap.parse_args()
     src, build = os.path.abspath(args.source), os.path.abspath(args.build)
@@ -214,16 +215,13 @@ def main():
     env["NO_COLOR"] = "1"
     if args.sanitized:
         # Shims: `c++` and `g++` link the sanitizers; the interpreter (not
-        # instrumented) gets ASan's runtime preloaded, and only it, so that
-        # other programs the docs run (Chromium) start as usual. libstdc++
-        # is preloaded right after it: the interpreter does not link it, and
-        # ASan's __cxa_throw interceptor must find the real one at start-up
-        # (otherwise the first C++ exception, libtorch's, fails a CHECK).
+        # instrumented) gets the preload, and only it, so that other
+        # programs the docs run (Chromium) start as usual.
         shims = tempfile.mkdtemp(prefix="pps-doctest-shims-")
         atexit.register(shutil.rmtree, shims, True)
-        libstdcxx = os.path.join(os.path.dirname(args.sanitized), "libstdc++.so")
-        preload = os.pathsep.join([args.sanitized, os.path.realpath(libstdcxx)])
         asan = ":".join([p for p in [env.get("ASAN_OPTIONS")] if p] + ["detect_leaks=0"])
+        preloaded = ('LD_PRELOAD="%s${LD_PRELOAD:+:$LD_PRELOAD}" ASAN_OPTIONS="%s" exec '
+                     % (args.sanitized, asan)).replace("%", "%%")
 
         def shim(name, line):
             real = shutil.which(name, path=env["PATH"])
@@ -235,10 +233,8 @@ def main():
 
         for name in ("c++", "g++"):
             shim(name, 'exec %s -fsanitize=address,undefined "$@"')
-        python = shutil.which("python3", path=env["PATH"])
         for name in ("python3", "python"):
-            shim(name, 'LD_PRELOAD="%s${LD_PRELOAD:+:$LD_PRELOAD}" ASAN_OPTIONS="%s" exec %%s "$@"'
-                 % (preload, asan))
+            shim(name, preloaded + '%s "$@"')
         # torchrun runs under its own interpreter (its #! line: Debian's
         # torch is for /usr/bin/python3), and its workers are that
         # interpreter again: they inherit the preload from its environment.
@@ -246,10 +242,8 @@ def main():
         if torchrun:
             with open(torchrun, "rb") as f:
                 first = f.readline().decode("utf-8", "replace")
-            interp = first[2:].strip() if first.startswith("#!") else python
-            if interp:
-                shim("torchrun", 'LD_PRELOAD="%s${LD_PRELOAD:+:$LD_PRELOAD}" ASAN_OPTIONS="%s" exec %s %%s "$@"'
-                     % (preload, asan, interp))
+            interp = first[2:].strip() if first.startswith("#!") else "python3"
+            shim("torchrun", preloaded + interp.replace("%", "%%") + ' %s "$@"')
         env["PATH"] = shims + os.pathsep + env["PATH"]
     ran = skipped = 0
     failures = []
