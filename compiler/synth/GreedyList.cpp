@@ -438,7 +438,7 @@ std::optional<Result> greedyList(const Problem &P, unsigned Threads) {
   // in the order they are listed (as one at a time would) and run again
   // for its order.
   std::vector<std::optional<Evaluation>> Evals(Variants.size());
-  parallelFor(Variants.size(), searchThreads(Threads), [&](size_t V, unsigned) {
+  parallelFor(Variants.size(), workerThreads(Threads), [&](size_t V, unsigned) {
     Order O;
     if (!Greedy(P, Tables, Variants[V]).run(O))
       return;

@@ -319,7 +319,7 @@ std::vector<Result> stdlibTemplates(const Problem &P,
                             2 * ((Ranks + 4) / 3) * Held};
     const char *Names[] = {"v_half", "v_min"};
     std::optional<Order> Orders[2];
-    parallelFor(2, searchThreads(Threads), [&](size_t K, unsigned) {
+    parallelFor(2, workerThreads(Threads), [&](size_t K, unsigned) {
       if (Peak[K] <= P.MemoryLimit || P.Microbatches < P.Ranks)
         Orders[K] = compiledV(P, Names[K], StdlibDir);
     });

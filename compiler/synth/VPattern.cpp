@@ -613,7 +613,7 @@ std::optional<Result> vPatternSearch(const Problem &P, unsigned Threads) {
   // The candidates are built and timed in parallel (one PatternSchedule
   // and row set per thread), then offered in the order they were listed:
   // the same best as one at a time, whatever the threads.
-  const unsigned NT = searchThreads(Threads);
+  const unsigned NT = workerThreads(Threads);
   const DeltaTable Memory(P);
   std::vector<PatternSchedule> Scratch(NT, PatternSchedule(R, M, Memory));
   std::vector<Rows> ScratchRows(NT);

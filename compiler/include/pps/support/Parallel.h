@@ -23,9 +23,11 @@
 
 namespace pps {
 
-/// The threads the compiler's loops may use (PPS_THREADS, else one per
-/// core, at most 4).
-inline unsigned workerThreads() {
+/// The threads a loop uses: Requested if not 0 (synthesis' option), else
+/// PPS_THREADS, else one per core, at most 4.
+inline unsigned workerThreads(unsigned Requested = 0) {
+  if (Requested > 0)
+    return Requested;
   static const unsigned N = [] {
     if (const char *E = std::getenv("PPS_THREADS")) {
       char *End = nullptr;
@@ -39,7 +41,7 @@ inline unsigned workerThreads() {
 }
 
 /// The threads worth starting for a loop over Work actions: one below
-/// 64k actions (starting a thread costs about what 10k actions do).
+/// 64k actions, where the loop is too short to gain from a second thread.
 inline unsigned threadsForActions(uint64_t Work) {
   return Work < (uint64_t(1) << 16) ? 1u : workerThreads();
 }
@@ -69,13 +71,3 @@ void parallelFor(size_t N, unsigned Threads, const Fn &Body) {
 }
 
 } // namespace pps
-
-namespace pps::synth {
-
-/// The threads a search uses: Requested, or with 0 workerThreads().
-inline unsigned searchThreads(unsigned Requested) {
-  return Requested > 0 ? Requested : workerThreads();
-}
-using pps::parallelFor;
-
-} // namespace pps::synth
