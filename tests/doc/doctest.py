@@ -35,6 +35,7 @@ import glob
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -114,11 +115,24 @@ def workdir(src, build):
     return d
 
 
+# Seconds a block may run (main() gives sanitized builds five times as long).
+BLOCK_TIMEOUT = 300
+
+
 def run(cmd, cwd, env):
     env = dict(env, HOME=os.path.join(cwd, "home"))
-    p = subprocess.run(["bash", "-c", cmd], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300)
-    return p.returncode, p.stdout.decode("utf-8", "replace")
+    # Its own session, so that a block that runs out of time is ended with
+    # everything it started (torchrun's workers, mpirun's ranks).
+    p = subprocess.Popen(["bash", "-c", cmd], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         start_new_session=True)
+    try:
+        out, _ = p.communicate(timeout=BLOCK_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, _ = p.communicate()
+        raise subprocess.TimeoutExpired(cmd, BLOCK_TIMEOUT, output=out)
+    return p.returncode, out.decode("utf-8", "replace")
 
 
 def matches(expected, actual):
@@ -214,6 +228,9 @@ def main():
     env.pop("NO_COLOR", None)
     env["NO_COLOR"] = "1"
     if args.sanitized:
+        # Instrumented code runs several times slower (PPS_SUITE_TIME_SCALE).
+        global BLOCK_TIMEOUT
+        BLOCK_TIMEOUT *= 5
         # Shims: `c++` and `g++` link the sanitizers; the interpreter (not
         # instrumented) gets the preload, and only it, so that other
         # programs the docs run (Chromium) start as usual.
@@ -277,8 +294,9 @@ def main():
             ran += 1
             try:
                 why = check_block(b, src, build, env, files)
-            except subprocess.TimeoutExpired:
-                why = "timed out"
+            except subprocess.TimeoutExpired as e:
+                why = "timed out after %d s; it printed:\n%s" % (
+                    e.timeout, (e.output or b"").decode("utf-8", "replace")[-3000:])
             if why is not None and why.startswith("SKIP "):
                 ran -= 1
                 skipped += 1
