@@ -10,7 +10,7 @@
 //  * several stages per rank: interleaved_1f1b.pps (group size P, no
 //    overlap) and looped_bfs.pps;
 //  * V placement: zb_v.pps; and v_half.pps and v_min.pps compiled from the
-//    stdlib itself (their published order is std.common's port of the
+//    stdlib itself (their published order is std.vshape's port of the
 //    zero-bubble code's zbv_greedy steps, some 600 lines of .pps that a C++
 //    copy would have to track), when their peak fits the limit.
 //
