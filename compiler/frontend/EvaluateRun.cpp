@@ -1,6 +1,7 @@
 //===- EvaluateRun.cpp - running schedule bodies as register code ---------===//
 //
-// The loop over the ops of EvaluateCode.h. Each op first pays its steps
+// The loop over the ops of EvaluateCode.h, direct-threaded (each op's
+// handler ends in the dispatch of the next). Each op first pays its steps
 // (running out reports the budget error at the node the walker would have
 // stopped at), then does what the walker does for its node, with the same
 // checks and messages (the walker's helpers where they exist). The frame
@@ -23,6 +24,33 @@ const char *whatName(uint8_t W) {
 }
 } // namespace
 
+// Every op, in OpCode's order: the dispatch table of run() is made from it.
+// clang-format off
+#define PPS_OPCODES(X) \
+  X(Nop) X(Move) X(Builtin) X(Add) X(Sub) X(Mul) X(Div) X(Mod) X(Lt) X(Le) \
+  X(Gt) X(Ge) X(Eq) X(Ne) X(AddI) X(SubI) X(MulI) X(DivI) X(ModI) X(LtI) \
+  X(LeI) X(GtI) X(GeI) X(EqI) X(NeI) X(AndOr) X(ToBool) X(Unary) X(Index) \
+  X(IndexSum) X(CheckInt) X(MinMax) X(DivMod) X(Abs) X(RankOf) X(Model) \
+  X(StageOf) X(Array) X(Len) X(CallEnter) X(CallInvoke) X(Jump) \
+  X(BranchFalse) X(ForInit) X(ForIter) X(ForNext) X(IndexStore) X(Assert) \
+  X(Return) X(RankEnter) X(RankExit) X(EmitCompute) X(OverlapFirst) \
+  X(EmitOverlap) X(WalkExpr) X(WalkStmt) X(WalkActions) X(End)
+// clang-format on
+
+// The table is indexed by OpCode: the list must be the enum, in order.
+constexpr OpCode OpOrder[] = {
+#define PPS_OP(Name) OpCode::Name,
+    PPS_OPCODES(PPS_OP)
+#undef PPS_OP
+};
+constexpr bool opOrderIsTheEnums() {
+  for (size_t I = 0; I < sizeof(OpOrder) / sizeof(OpOrder[0]); ++I)
+    if (size_t(OpOrder[I]) != I)
+      return false;
+  return sizeof(OpOrder) / sizeof(OpOrder[0]) == size_t(OpCode::End) + 1;
+}
+static_assert(opOrderIsTheEnums(), "PPS_OPCODES must list OpCode in order");
+
 Flow Evaluator::run(const FnCode &FC) {
   const Op *Ops = FC.Ops.data();
   Value *R = Stack.data() + Base;
@@ -31,6 +59,14 @@ Flow Evaluator::run(const FnCode &FC) {
   // back after.
   uint64_t Left = StepsLeft;
   size_t PC = 0;
+  // The next op: pay its steps, then run it.
+#define PPS_NEXT()                                                             \
+  do {                                                                         \
+    O = Ops + PC++;                                                            \
+    if (LLVM_UNLIKELY(__builtin_sub_overflow(Left, O->Charge, &Left)))         \
+      goto BudgetRanOut;                                                       \
+    goto *Handlers[size_t(O->Code)];                                           \
+  } while (false)
 #define PPS_SYNC() (StepsLeft = Left)
 #define PPS_RELOAD() (Left = StepsLeft, R = Stack.data() + Base)
 #define PPS_ABORT()                                                            \
@@ -42,669 +78,665 @@ Flow Evaluator::run(const FnCode &FC) {
   // error.
 #define PPS_ARITH(Expr)                                                        \
   {                                                                            \
-    Value L = R[O.B], Rv = R[O.C];                                             \
+    Value L = R[O->B], Rv = R[O->C];                                           \
     int64_t X = L.I, Y = Rv.I, Z;                                              \
     if (LLVM_UNLIKELY(L.T != VT::Int || Rv.T != VT::Int || !(Expr))) {         \
       PPS_SYNC();                                                              \
-      binaryError(*static_cast<BinaryExpr *>(const_cast<void *>(O.Node)), L,   \
+      binaryError(*static_cast<BinaryExpr *>(const_cast<void *>(O->Node)), L,  \
                   Rv);                                                         \
       return Flow::Abort;                                                      \
     }                                                                          \
-    R[O.A] = {Z, VT::Int};                                                     \
-    break;                                                                     \
+    R[O->A] = {Z, VT::Int};                                                    \
+    PPS_NEXT();                                                                \
   }
   // A comparison of integers (or, for == and !=, of two bools), and the
   // jump of the test it is fused with.
 #define PPS_COMPARE(Cmp, Equality)                                             \
   {                                                                            \
-    Value L = R[O.B], Rv = R[O.C];                                             \
+    Value L = R[O->B], Rv = R[O->C];                                           \
     bool Res;                                                                  \
     if (LLVM_LIKELY(L.T == VT::Int && Rv.T == VT::Int) ||                      \
         ((Equality) && L.T == Rv.T && L.T != VT::Array)) {                     \
       Res = L.I Cmp Rv.I;                                                      \
     } else {                                                                   \
       PPS_SYNC();                                                              \
-      binaryError(*static_cast<BinaryExpr *>(const_cast<void *>(O.Node)), L,   \
+      binaryError(*static_cast<BinaryExpr *>(const_cast<void *>(O->Node)), L,  \
                   Rv);                                                         \
       return Flow::Abort;                                                      \
     }                                                                          \
-    R[O.A] = {Res, VT::Bool};                                                  \
-    switch (O.Sub) {                                                           \
+    R[O->A] = {Res, VT::Bool};                                                 \
+    switch (O->Sub) {                                                          \
     case FuseBranchFalse:                                                      \
     case FuseAnd:                                                              \
       if (!Res)                                                                \
-        PC = size_t(O.D);                                                      \
+        PC = size_t(O->D);                                                     \
       break;                                                                   \
     case FuseOr:                                                               \
       if (Res)                                                                 \
-        PC = size_t(O.D);                                                      \
+        PC = size_t(O->D);                                                     \
       break;                                                                   \
     default:                                                                   \
       break;                                                                   \
     }                                                                          \
-    break;                                                                     \
+    PPS_NEXT();                                                                \
   }
   // The same two for operands known to be integers.
 #define PPS_ARITH_I(Expr)                                                      \
   {                                                                            \
-    int64_t X = R[O.B].I, Y = R[O.C].I, Z;                                     \
+    int64_t X = R[O->B].I, Y = R[O->C].I, Z;                                   \
     if (LLVM_UNLIKELY(!(Expr))) {                                              \
       PPS_SYNC();                                                              \
-      binaryError(*static_cast<BinaryExpr *>(const_cast<void *>(O.Node)),      \
-                  R[O.B], R[O.C]);                                             \
+      binaryError(*static_cast<BinaryExpr *>(const_cast<void *>(O->Node)),     \
+                  R[O->B], R[O->C]);                                           \
       return Flow::Abort;                                                      \
     }                                                                          \
-    R[O.A] = {Z, VT::Int};                                                     \
-    break;                                                                     \
+    R[O->A] = {Z, VT::Int};                                                    \
+    PPS_NEXT();                                                                \
   }
 #define PPS_COMPARE_I(Cmp)                                                     \
   {                                                                            \
-    bool Res = R[O.B].I Cmp R[O.C].I;                                          \
-    R[O.A] = {Res, VT::Bool};                                                  \
-    if (O.Sub != FuseNone && Res == (O.Sub == FuseOr))                         \
-      PC = size_t(O.D);                                                        \
-    break;                                                                     \
+    bool Res = R[O->B].I Cmp R[O->C].I;                                        \
+    R[O->A] = {Res, VT::Bool};                                                 \
+    if (O->Sub != FuseNone && Res == (O->Sub == FuseOr))                       \
+      PC = size_t(O->D);                                                       \
+    PPS_NEXT();                                                                \
   }
-  for (;;) {
-    const Op &O = Ops[PC++];
-    if (LLVM_UNLIKELY(__builtin_sub_overflow(Left, O.Charge, &Left))) {
-      StepsLeft = Left + O.Charge;
-      budgetRanOut(FC, O);
-      return Flow::Abort;
+  // Direct threading: every handler ends in its own copy of the dispatch
+  // (fetch, pay the steps, jump through the table), so each has its own
+  // indirect branch to predict, instead of one shared by all ops.
+  static const void *const Handlers[] = {
+#define PPS_HANDLER(Name) &&Do##Name,
+      PPS_OPCODES(PPS_HANDLER)
+#undef PPS_HANDLER
+  };
+  const Op *O;
+  PPS_NEXT();
+BudgetRanOut:
+  StepsLeft = Left + O->Charge;
+  budgetRanOut(FC, *O);
+  return Flow::Abort;
+DoNop:
+  PPS_NEXT();
+DoMove:
+  R[O->A] = R[O->B];
+  PPS_NEXT();
+DoBuiltin : {
+  auto &N = *static_cast<NameExpr *>(const_cast<void *>(O->Node));
+  if (LLVM_LIKELY(ConstsReady)) {
+    R[O->A] = {Consts[size_t(N.BuiltinId)], VT::Int};
+    PPS_NEXT();
+  }
+  PPS_SYNC();
+  R[O->A] = builtinConst(N.BuiltinId, N.Loc);
+  if (Failed)
+    return Flow::Abort;
+  PPS_NEXT();
+}
+DoAdd:
+  PPS_ARITH(!__builtin_add_overflow(X, Y, &Z))
+DoSub:
+  PPS_ARITH(!__builtin_sub_overflow(X, Y, &Z))
+DoMul:
+  PPS_ARITH(!__builtin_mul_overflow(X, Y, &Z))
+DoDiv:
+  PPS_ARITH(Y != 0 && !(X == INT64_MIN && Y == -1) &&
+            ((Z = floorDiv(X, Y)), true))
+DoMod:
+  PPS_ARITH(Y != 0 && !(X == INT64_MIN && Y == -1) &&
+            ((Z = floorMod(X, Y)), true))
+DoLt:
+  PPS_COMPARE(<, false)
+DoLe:
+  PPS_COMPARE(<=, false)
+DoGt:
+  PPS_COMPARE(>, false)
+DoGe:
+  PPS_COMPARE(>=, false)
+DoEq:
+  PPS_COMPARE(==, true)
+DoNe:
+  PPS_COMPARE(!=, true)
+DoAddI:
+  PPS_ARITH_I(!__builtin_add_overflow(X, Y, &Z))
+DoSubI:
+  PPS_ARITH_I(!__builtin_sub_overflow(X, Y, &Z))
+DoMulI:
+  PPS_ARITH_I(!__builtin_mul_overflow(X, Y, &Z))
+DoDivI:
+  PPS_ARITH_I(Y != 0 && !(X == INT64_MIN && Y == -1) &&
+              ((Z = floorDiv(X, Y)), true))
+DoModI:
+  PPS_ARITH_I(Y != 0 && !(X == INT64_MIN && Y == -1) &&
+              ((Z = floorMod(X, Y)), true))
+DoLtI:
+  PPS_COMPARE_I(<)
+DoLeI:
+  PPS_COMPARE_I(<=)
+DoGtI:
+  PPS_COMPARE_I(>)
+DoGeI:
+  PPS_COMPARE_I(>=)
+DoEqI:
+  PPS_COMPARE_I(==)
+DoNeI:
+  PPS_COMPARE_I(!=)
+DoAndOr : {
+  Value V = R[O->B];
+  if (LLVM_UNLIKELY(V.T != VT::Bool)) {
+    notBool(*static_cast<Expr *>(const_cast<void *>(O->Node)), V);
+    PPS_ABORT();
+  }
+  bool L = V.I != 0;
+  R[O->A] = {L, VT::Bool};
+  if (O->Sub ? !L : L)
+    PC = size_t(O->C);
+  PPS_NEXT();
+}
+DoToBool : {
+  Value V = R[O->B];
+  if (LLVM_UNLIKELY(V.T != VT::Bool)) {
+    notBool(*static_cast<Expr *>(const_cast<void *>(O->Node)), V);
+    PPS_ABORT();
+  }
+  R[O->A] = {V.I != 0, VT::Bool};
+  PPS_NEXT();
+}
+DoUnary : {
+  auto &U = *static_cast<UnaryExpr *>(const_cast<void *>(O->Node));
+  Value V = R[O->B];
+  if (U.Op == UnOp::Not) {
+    if (V.T != VT::Bool) {
+      fail(DiagKind::TypeMismatch, U.Loc,
+           fmt::format("'!' needs a bool, got {}", typeName(V.T)));
+      PPS_ABORT();
     }
-    switch (O.Code) {
-    case OpCode::Nop:
-      break;
-    case OpCode::Move:
-      R[O.A] = R[O.B];
-      break;
-    case OpCode::Builtin: {
-      auto &N = *static_cast<NameExpr *>(const_cast<void *>(O.Node));
-      if (LLVM_LIKELY(ConstsReady)) {
-        R[O.A] = {Consts[size_t(N.BuiltinId)], VT::Int};
-        break;
-      }
-      PPS_SYNC();
-      R[O.A] = builtinConst(N.BuiltinId, N.Loc);
-      if (Failed)
-        return Flow::Abort;
-      break;
-    }
-    case OpCode::Add:
-      PPS_ARITH(!__builtin_add_overflow(X, Y, &Z))
-    case OpCode::Sub:
-      PPS_ARITH(!__builtin_sub_overflow(X, Y, &Z))
-    case OpCode::Mul:
-      PPS_ARITH(!__builtin_mul_overflow(X, Y, &Z))
-    case OpCode::Div:
-      PPS_ARITH(Y != 0 && !(X == INT64_MIN && Y == -1) &&
-                ((Z = floorDiv(X, Y)), true))
-    case OpCode::Mod:
-      PPS_ARITH(Y != 0 && !(X == INT64_MIN && Y == -1) &&
-                ((Z = floorMod(X, Y)), true))
-    case OpCode::Lt:
-      PPS_COMPARE(<, false)
-    case OpCode::Le:
-      PPS_COMPARE(<=, false)
-    case OpCode::Gt:
-      PPS_COMPARE(>, false)
-    case OpCode::Ge:
-      PPS_COMPARE(>=, false)
-    case OpCode::Eq:
-      PPS_COMPARE(==, true)
-    case OpCode::Ne:
-      PPS_COMPARE(!=, true)
-    case OpCode::AddI:
-      PPS_ARITH_I(!__builtin_add_overflow(X, Y, &Z))
-    case OpCode::SubI:
-      PPS_ARITH_I(!__builtin_sub_overflow(X, Y, &Z))
-    case OpCode::MulI:
-      PPS_ARITH_I(!__builtin_mul_overflow(X, Y, &Z))
-    case OpCode::DivI:
-      PPS_ARITH_I(Y != 0 && !(X == INT64_MIN && Y == -1) &&
-                  ((Z = floorDiv(X, Y)), true))
-    case OpCode::ModI:
-      PPS_ARITH_I(Y != 0 && !(X == INT64_MIN && Y == -1) &&
-                  ((Z = floorMod(X, Y)), true))
-    case OpCode::LtI:
-      PPS_COMPARE_I(<)
-    case OpCode::LeI:
-      PPS_COMPARE_I(<=)
-    case OpCode::GtI:
-      PPS_COMPARE_I(>)
-    case OpCode::GeI:
-      PPS_COMPARE_I(>=)
-    case OpCode::EqI:
-      PPS_COMPARE_I(==)
-    case OpCode::NeI:
-      PPS_COMPARE_I(!=)
-    case OpCode::AndOr: {
-      Value V = R[O.B];
-      if (LLVM_UNLIKELY(V.T != VT::Bool)) {
-        notBool(*static_cast<Expr *>(const_cast<void *>(O.Node)), V);
-        PPS_ABORT();
-      }
-      bool L = V.I != 0;
-      R[O.A] = {L, VT::Bool};
-      if (O.Sub ? !L : L)
-        PC = size_t(O.C);
-      break;
-    }
-    case OpCode::ToBool: {
-      Value V = R[O.B];
-      if (LLVM_UNLIKELY(V.T != VT::Bool)) {
-        notBool(*static_cast<Expr *>(const_cast<void *>(O.Node)), V);
-        PPS_ABORT();
-      }
-      R[O.A] = {V.I != 0, VT::Bool};
-      break;
-    }
-    case OpCode::Unary: {
-      auto &U = *static_cast<UnaryExpr *>(const_cast<void *>(O.Node));
-      Value V = R[O.B];
-      if (U.Op == UnOp::Not) {
-        if (V.T != VT::Bool) {
-          fail(DiagKind::TypeMismatch, U.Loc,
-               fmt::format("'!' needs a bool, got {}", typeName(V.T)));
-          PPS_ABORT();
-        }
-        R[O.A] = {!V.I, VT::Bool};
-        break;
-      }
-      if (V.T != VT::Int) {
-        fail(DiagKind::TypeMismatch, U.Loc,
-             fmt::format("'-' needs an integer, got {}", typeName(V.T)));
-        PPS_ABORT();
-      }
-      if (V.I == INT64_MIN) {
-        fail(DiagKind::IntegerOverflow, U.Loc, "negation overflows 64 bits");
-        PPS_ABORT();
-      }
-      R[O.A] = {-V.I, VT::Int};
-      break;
-    }
-    case OpCode::Index: {
-      Value A = R[O.B], I = R[O.C];
-      auto &X = *static_cast<IndexExpr *>(const_cast<void *>(O.Node));
-      if (LLVM_UNLIKELY(I.T != VT::Int)) {
-        notInt(*X.Index, I, "an index");
-        PPS_ABORT();
-      }
-      if (LLVM_UNLIKELY(A.T != VT::Array)) {
-        fail(DiagKind::TypeMismatch, X.Base->Loc,
-             fmt::format("'{}' is {}, not an array", X.Base->Name,
-                         typeName(A.T)));
-        PPS_ABORT();
-      }
-      auto &Arr = Arrays[size_t(A.I)];
-      if (LLVM_UNLIKELY(I.I < 0 || I.I >= int64_t(Arr.size()))) {
-        fail(DiagKind::OutOfRange, X.Index->Loc,
-             fmt::format("index {} is outside '{}' of length {}", I.I,
-                         X.Base->Name, Arr.size()));
-        PPS_ABORT();
-      }
-      R[O.A] = {Arr[size_t(I.I)], VT::Int};
-      break;
-    }
-    case OpCode::IndexSum: {
-      auto &X = *static_cast<IndexExpr *>(const_cast<void *>(O.Node));
-      Value L = R[O.C], Rv = R[O.D];
-      int64_t I;
-      bool Typed = O.Sub == SumAddI || O.Sub == SumSubI ||
-                   (L.T == VT::Int && Rv.T == VT::Int);
-      bool Fits = O.Sub == SumAdd || O.Sub == SumAddI
-                      ? !__builtin_add_overflow(L.I, Rv.I, &I)
-                      : !__builtin_sub_overflow(L.I, Rv.I, &I);
-      if (LLVM_UNLIKELY(!Typed || !Fits)) {
-        PPS_SYNC();
-        binaryError(static_cast<BinaryExpr &>(*X.Index), L, Rv);
-        return Flow::Abort;
-      }
-      Value A = R[O.B];
-      if (LLVM_UNLIKELY(A.T != VT::Array)) {
-        fail(DiagKind::TypeMismatch, X.Base->Loc,
-             fmt::format("'{}' is {}, not an array", X.Base->Name,
-                         typeName(A.T)));
-        PPS_ABORT();
-      }
-      auto &Arr = Arrays[size_t(A.I)];
-      if (LLVM_UNLIKELY(I < 0 || I >= int64_t(Arr.size()))) {
-        fail(DiagKind::OutOfRange, X.Index->Loc,
-             fmt::format("index {} is outside '{}' of length {}", I,
-                         X.Base->Name, Arr.size()));
-        PPS_ABORT();
-      }
-      R[O.A] = {Arr[size_t(I)], VT::Int};
-      break;
-    }
-    case OpCode::CheckInt: {
-      Value V = R[O.A];
-      if (LLVM_UNLIKELY(V.T != VT::Int)) {
-        notInt(*static_cast<Expr *>(const_cast<void *>(O.Node)), V,
-               whatName(O.Sub));
-        PPS_ABORT();
-      }
-      break;
-    }
-    case OpCode::MinMax: {
-      Value V = R[O.C];
-      if (LLVM_UNLIKELY(V.T != VT::Int)) {
-        notInt(*static_cast<Expr *>(const_cast<void *>(O.Node)), V,
-               "an integer");
-        PPS_ABORT();
-      }
-      int64_t X = R[O.B].I;
-      R[O.A] = {O.Sub ? std::min(X, V.I) : std::max(X, V.I), VT::Int};
-      break;
-    }
-    case OpCode::DivMod: {
-      auto &C = *static_cast<CallExpr *>(const_cast<void *>(O.Node));
-      Value Y = R[O.C];
-      if (Y.T != VT::Int) {
-        notInt(*C.Args[1].Value, Y, "an integer");
-        PPS_ABORT();
-      }
-      int64_t X = R[O.B].I;
-      if (Y.I == 0) {
-        fail(DiagKind::DivisionByZero, C.Args[1].Value->Loc,
-             fmt::format("{} by zero", C.Callee));
-        PPS_ABORT();
-      }
-      if (X == INT64_MIN && Y.I == -1) {
-        fail(DiagKind::IntegerOverflow, C.Loc, "division overflows 64 bits");
-        PPS_ABORT();
-      }
-      R[O.A] = {C.BuiltinId == Builtin::Div ? floorDiv(X, Y.I)
-                                            : floorMod(X, Y.I),
-                VT::Int};
-      break;
-    }
-    case OpCode::Abs: {
-      auto &C = *static_cast<CallExpr *>(const_cast<void *>(O.Node));
-      Value X = R[O.B];
-      if (X.T != VT::Int) {
-        notInt(*C.Args[0].Value, X, "an integer");
-        PPS_ABORT();
-      }
-      if (X.I == INT64_MIN) {
-        fail(DiagKind::IntegerOverflow, C.Loc, "abs overflows 64 bits");
-        PPS_ABORT();
-      }
-      R[O.A] = {X.I < 0 ? -X.I : X.I, VT::Int};
-      break;
-    }
-    case OpCode::Model: {
-      auto &C = *static_cast<CallExpr *>(const_cast<void *>(O.Node));
-      PPS_SYNC();
-      std::optional<int64_t> V =
-          modelValue(Builtin(O.Sub), O.B < 0 ? 0 : R[O.B].I, C);
-      if (!V)
-        PPS_ABORT();
-      R[O.A] = {*V, VT::Int};
-      break;
-    }
-    case OpCode::RankOf: {
-      auto &C = *static_cast<CallExpr *>(const_cast<void *>(O.Node));
-      Value S = R[O.B];
-      if (S.T != VT::Int) {
-        notInt(*C.Args[0].Value, S, "an integer");
-        PPS_ABORT();
-      }
-      if (!ensureTopology(C.Loc))
-        PPS_ABORT();
-      if (S.I < 0 || S.I >= Out.Topo.Stages) {
-        fail(DiagKind::OutOfRange, C.Args[0].Value->Loc,
-             fmt::format("stage {} is out of range 0..{}", S.I,
-                         Out.Topo.Stages - 1));
-        PPS_ABORT();
-      }
-      R[O.A] = {Out.Topo.StageToRank[size_t(S.I)], VT::Int};
-      break;
-    }
-    case OpCode::StageOf: {
-      auto &C = *static_cast<CallExpr *>(const_cast<void *>(O.Node));
-      Value Ch = R[O.C];
-      if (Ch.T != VT::Int) {
-        notInt(*C.Args[1].Value, Ch, "an integer");
-        PPS_ABORT();
-      }
-      int64_t Rk = R[O.B].I;
-      if (!ensureTopology(C.Loc))
-        PPS_ABORT();
-      if (Rk < 0 || Rk >= Out.Topo.Ranks) {
-        fail(DiagKind::OutOfRange, C.Args[0].Value->Loc,
-             fmt::format("rank {} is out of range 0..{}", Rk,
-                         Out.Topo.Ranks - 1));
-        PPS_ABORT();
-      }
-      auto &L = RankStages[size_t(Rk)];
-      if (Ch.I < 0 || Ch.I >= int64_t(L.size())) {
-        fail(DiagKind::OutOfRange, C.Args[1].Value->Loc,
-             fmt::format("rank {} holds {} stage{}; chunk {} is out of range",
-                         Rk, L.size(), L.size() == 1 ? "" : "s", Ch.I));
-        PPS_ABORT();
-      }
-      R[O.A] = {L[size_t(Ch.I)], VT::Int};
-      break;
-    }
-    case OpCode::Array: {
-      auto &C = *static_cast<CallExpr *>(const_cast<void *>(O.Node));
-      Value Init = R[O.C];
-      if (Init.T != VT::Int) {
-        notInt(*C.Args[1].Value, Init, "an integer");
-        PPS_ABORT();
-      }
-      int64_t N = R[O.B].I;
-      if (N < 0 || N > MaxArray) {
-        fail(DiagKind::OutOfRange, C.Args[0].Value->Loc,
-             fmt::format("array length {} is out of range 0..{}", N, MaxArray));
-        PPS_ABORT();
-      }
-      ArrayElements += uint64_t(N);
-      if (ArrayElements > MaxArrayTotal) {
-        fail(DiagKind::OutOfRange, C.Loc,
-             fmt::format("arrays made by this schedule hold more than {} "
-                         "elements in total",
-                         MaxArrayTotal));
-        PPS_ABORT();
-      }
-      Arrays.emplace_back(size_t(N), Init.I);
-      R[O.A] = {int64_t(Arrays.size() - 1), VT::Array};
-      break;
-    }
-    case OpCode::Len: {
-      auto &C = *static_cast<CallExpr *>(const_cast<void *>(O.Node));
-      Value A = R[O.B];
-      if (A.T != VT::Array) {
-        fail(DiagKind::TypeMismatch, C.Args[0].Value->Loc,
-             fmt::format("len needs an array, got {}", typeName(A.T)));
-        PPS_ABORT();
-      }
-      R[O.A] = {int64_t(Arrays[size_t(A.I)].size()), VT::Int};
-      break;
-    }
-    case OpCode::CallEnter: {
-      auto &C = *static_cast<CallExpr *>(const_cast<void *>(O.Node));
-      if (Depth >= Opts.RecursionLimit) {
-        fail(DiagKind::RecursionLimit, C.Loc,
-             fmt::format("calls nested deeper than the recursion limit of {}",
-                         Opts.RecursionLimit));
-        PPS_ABORT();
-      }
-      PPS_SYNC();
-      if (!step(C.Loc))
-        return Flow::Abort;
-      Left = StepsLeft;
-      break;
-    }
-    case OpCode::CallInvoke: {
-      auto &C = *static_cast<CallExpr *>(const_cast<void *>(O.Node));
-      FnDecl &F = *C.Target;
-      FnCode *&Callee = FC.Callees[size_t(O.D)];
-      if (!Callee)
-        Callee = &codeOf(F);
-      PPS_SYNC();
-      size_t NewBase = pushFrame(size_t(Callee->FrameSize),
-                                 std::max<size_t>(F.NumSlots, F.Params.size()));
-      R = Stack.data() + Base;
-      const int32_t *Args = FC.ArgRegs.data() + O.B;
-      for (int32_t I = 0; I < O.C; ++I)
-        if (Args[I] >= 0)
-          Stack[NewBase + size_t(I)] = R[Args[I]];
-      size_t SavedBase = Base;
-      Base = NewBase;
-      ++Depth;
-      Calls.push_back(&C);
-      // Defaults run in the callee's frame, as the walker runs them.
-      if (O.Sub & 2)
-        for (int32_t I = 0; I < O.C && !Failed; ++I)
-          if (Args[I] < 0)
-            Stack[Base + size_t(I)] = eval(*F.Params[size_t(I)].Default);
-      Value Result;
-      bool Returned = false;
-      if (!Failed) {
-        Flow Fl = runCode(*Callee);
-        if (Fl == Flow::Return && HasRet) {
-          Result = RetVal;
-          Returned = true;
-        }
-      }
-      --Depth;
-      Calls.pop_back();
-      Base = SavedBase;
-      Top = NewBase;
-      HasRet = Returned;
-      PPS_RELOAD();
-      if (Failed)
-        return Flow::Abort;
-      if (O.Sub & 1)
-        break; // a call statement: the value is not used
-      if (!HasRet) {
-        fail(DiagKind::TypeMismatch, C.Loc,
-             fmt::format("'{}' returned no value", C.Callee));
-        PPS_ABORT();
-      }
-      R[O.A] = Result;
-      break;
-    }
-    case OpCode::Jump:
-      PC = size_t(O.A);
-      break;
-    case OpCode::BranchFalse: {
-      Value V = R[O.A];
-      if (LLVM_UNLIKELY(V.T != VT::Bool)) {
-        notBool(*static_cast<Expr *>(const_cast<void *>(O.Node)), V);
-        PPS_ABORT();
-      }
-      if (!V.I)
-        PC = size_t(O.B);
-      break;
-    }
-    case OpCode::ForInit: {
-      auto &Fs = *static_cast<ForStmt *>(const_cast<void *>(O.Node));
-      R[O.A] = R[O.B];
-      R[O.A + 1] = R[O.C];
-      if (!O.Sub)
-        R[O.A + 2] = {1, VT::Int};
-      if (R[O.A + 2].I == 0) {
-        fail(DiagKind::InvalidValue, Fs.Step->Loc, "a for step must not be 0");
-        PPS_ABORT();
-      }
-      break;
-    }
-    case OpCode::ForIter: {
-      int64_t I = R[O.A].I, To = R[O.A + 1].I, Step = R[O.A + 2].I;
-      if (!(Step > 0 ? I < To : I > To)) {
-        PC = size_t(O.B);
-        break;
-      }
-      if (LLVM_UNLIKELY(Left == 0)) {
-        StepsLeft = 0;
-        outOfBudget(static_cast<const ForStmt *>(O.Node)->Loc);
-        return Flow::Abort;
-      }
-      --Left;
-      R[O.C] = {I, VT::Int};
-      break;
-    }
-    case OpCode::ForNext: {
-      int64_t I;
-      if (__builtin_add_overflow(R[O.A].I, R[O.A + 2].I, &I)) {
-        PC = size_t(O.C);
-        break;
-      }
-      R[O.A].I = I;
-      // The loop's ForIter, run here (it charges nothing of its own: it
-      // sits at a label), saves a dispatch per iteration.
-      const Op &It = Ops[O.B];
-      if (LLVM_UNLIKELY(It.Charge != 0)) {
-        PC = size_t(O.B);
-        break;
-      }
-      int64_t To = R[O.A + 1].I, Step = R[O.A + 2].I;
-      if (!(Step > 0 ? I < To : I > To)) {
-        PC = size_t(It.B);
-        break;
-      }
-      if (LLVM_UNLIKELY(Left == 0)) {
-        StepsLeft = 0;
-        outOfBudget(static_cast<const ForStmt *>(It.Node)->Loc);
-        return Flow::Abort;
-      }
-      --Left;
-      R[It.C] = {I, VT::Int};
-      PC = size_t(O.B) + 1;
-      break;
-    }
-    case OpCode::IndexStore: {
-      auto &A = *static_cast<AssignStmt *>(const_cast<void *>(O.Node));
-      Value V = R[O.C];
-      if (LLVM_UNLIKELY(V.T != VT::Int)) {
-        notInt(*A.Value, V, "an integer");
-        PPS_ABORT();
-      }
-      Value Arr = R[O.A];
-      int64_t I = R[O.B].I;
-      if (LLVM_UNLIKELY(Arr.T != VT::Array)) {
-        fail(DiagKind::TypeMismatch, A.Target->Loc,
-             fmt::format("'{}' is {}, not an array", A.Target->Name,
-                         typeName(Arr.T)));
-        PPS_ABORT();
-      }
-      auto &Vec = Arrays[size_t(Arr.I)];
-      if (LLVM_UNLIKELY(I < 0 || I >= int64_t(Vec.size()))) {
-        fail(DiagKind::OutOfRange, A.Index->Loc,
-             fmt::format("index {} is outside '{}' of length {}", I,
-                         A.Target->Name, Vec.size()));
-        PPS_ABORT();
-      }
-      Vec[size_t(I)] = V.I;
-      break;
-    }
-    case OpCode::Assert: {
-      auto &A = *static_cast<AssertStmt *>(const_cast<void *>(O.Node));
-      Value V = R[O.A];
-      if (V.T != VT::Bool) {
-        notBool(*A.Cond, V);
-        PPS_ABORT();
-      }
-      if (!V.I) {
-        fail(DiagKind::AssertionFailed, A.Loc,
-             A.Message.empty()
-                 ? "assertion failed"
-                 : fmt::format("assertion failed: {}", A.Message));
-        PPS_ABORT();
-      }
-      break;
-    }
-    case OpCode::Return:
-      PPS_SYNC();
-      HasRet = false;
-      if (O.A >= 0) {
-        RetVal = R[O.A];
-        HasRet = true;
-      }
-      return Flow::Return;
-    case OpCode::RankEnter: {
-      auto &Rs = *static_cast<RankStmt *>(const_cast<void *>(O.Node));
-      Value V = R[O.B];
-      if (V.T != VT::Int) {
-        notInt(*Rs.Rank, V, "a rank");
-        PPS_ABORT();
-      }
-      if (!ensureReady(Rs.Loc))
-        PPS_ABORT();
-      if (V.I < 0 || V.I >= Out.Topo.Ranks) {
-        fail(DiagKind::OutOfRange, Rs.Rank->Loc,
-             fmt::format("rank {} is out of range 0..{}", V.I,
-                         Out.Topo.Ranks - 1));
-        PPS_ABORT();
-      }
-      R[O.A] = {CurRank, VT::Int};
-      enterRank(int32_t(V.I));
-      break;
-    }
-    case OpCode::RankExit:
-      CurRank = int32_t(R[O.A].I);
-      break;
-    case OpCode::EmitCompute: {
-      auto &N = *static_cast<ActionNode *>(const_cast<void *>(O.Node));
-      int64_t Mb = R[O.A].I;
-      // The common case, checkCompute's and emit's checks inline: a rank,
-      // a microbatch and a stage in range, room under the action limit.
-      if (LLVM_LIKELY(O.B >= 0 && CurRank >= 0 && Mb >= 0 && Mb < *NMicro &&
-                      Emitted < Opts.MaxActions)) {
-        int64_t St = R[O.B].I;
-        if (LLVM_LIKELY(St >= 0 && St < Out.Topo.Stages)) {
-          ++Emitted;
-          Out.Ranks[size_t(CurRank)].Actions.push_back(ir::Action::compute(
-              N.First.Kind, int32_t(Mb), int32_t(St), N.First.Loc));
-          break;
-        }
-      }
-      ir::Action A;
-      if (!checkCompute(N.First, Mb, O.B >= 0 ? R[O.B].I : -1, A))
-        PPS_ABORT();
-      if (!emit(A, N.Loc))
-        PPS_ABORT();
-      break;
-    }
-    case OpCode::OverlapFirst: {
-      auto &N = *static_cast<ActionNode *>(const_cast<void *>(O.Node));
-      ir::Action A;
-      if (!checkCompute(N.First, R[O.A].I, O.B >= 0 ? R[O.B].I : -1, A))
-        PPS_ABORT();
-      break;
-    }
-    case OpCode::EmitOverlap: {
-      auto &N = *static_cast<ActionNode *>(const_cast<void *>(O.Node));
-      ir::Action A, B;
-      // The first was checked by OverlapFirst: this cannot fail.
-      checkCompute(N.First, R[O.A].I, O.B >= 0 ? R[O.B].I : -1, A);
-      if (!checkCompute(N.Second, R[O.C].I, O.D >= 0 ? R[O.D].I : -1, B))
-        PPS_ABORT();
-      A.Loc = N.Loc;
-      A.Flags |= ir::ActionFlags::OverlapNext;
-      if (!emit(A, N.Loc) || !emit(B, N.Loc))
-        PPS_ABORT();
-      break;
-    }
-    case OpCode::WalkExpr: {
-      PPS_SYNC();
-      Value V = eval(*static_cast<Expr *>(const_cast<void *>(O.Node)));
-      PPS_RELOAD();
-      if (Failed)
-        return Flow::Abort;
-      R[O.A] = V;
-      break;
-    }
-    case OpCode::WalkStmt: {
-      PPS_SYNC();
-      exec(*static_cast<Stmt *>(const_cast<void *>(O.Node)));
-      PPS_RELOAD();
-      if (Failed)
-        return Flow::Abort;
-      break;
-    }
-    case OpCode::WalkActions: {
-      auto &Rs = *static_cast<RankStmt *>(const_cast<void *>(O.Node));
-      PPS_SYNC();
-      if (!Rs.Literal.empty())
-        emitLiteral(Rs.Literal);
-      else
-        emitActions(Rs.Actions);
-      PPS_RELOAD();
-      if (Failed)
-        return Flow::Abort;
-      break;
-    }
-    case OpCode::End:
-      PPS_SYNC();
-      return Flow::Next;
-    default:
-      llvm_unreachable("every op is handled above");
+    R[O->A] = {!V.I, VT::Bool};
+    PPS_NEXT();
+  }
+  if (V.T != VT::Int) {
+    fail(DiagKind::TypeMismatch, U.Loc,
+         fmt::format("'-' needs an integer, got {}", typeName(V.T)));
+    PPS_ABORT();
+  }
+  if (V.I == INT64_MIN) {
+    fail(DiagKind::IntegerOverflow, U.Loc, "negation overflows 64 bits");
+    PPS_ABORT();
+  }
+  R[O->A] = {-V.I, VT::Int};
+  PPS_NEXT();
+}
+DoIndex : {
+  Value A = R[O->B], I = R[O->C];
+  auto &X = *static_cast<IndexExpr *>(const_cast<void *>(O->Node));
+  if (LLVM_UNLIKELY(I.T != VT::Int)) {
+    notInt(*X.Index, I, "an index");
+    PPS_ABORT();
+  }
+  if (LLVM_UNLIKELY(A.T != VT::Array)) {
+    fail(DiagKind::TypeMismatch, X.Base->Loc,
+         fmt::format("'{}' is {}, not an array", X.Base->Name, typeName(A.T)));
+    PPS_ABORT();
+  }
+  auto &Arr = Arrays[size_t(A.I)];
+  if (LLVM_UNLIKELY(I.I < 0 || I.I >= int64_t(Arr.size()))) {
+    fail(DiagKind::OutOfRange, X.Index->Loc,
+         fmt::format("index {} is outside '{}' of length {}", I.I, X.Base->Name,
+                     Arr.size()));
+    PPS_ABORT();
+  }
+  R[O->A] = {Arr[size_t(I.I)], VT::Int};
+  PPS_NEXT();
+}
+DoIndexSum : {
+  auto &X = *static_cast<IndexExpr *>(const_cast<void *>(O->Node));
+  Value L = R[O->C], Rv = R[O->D];
+  int64_t I;
+  bool Typed = O->Sub == SumAddI || O->Sub == SumSubI ||
+               (L.T == VT::Int && Rv.T == VT::Int);
+  bool Fits = O->Sub == SumAdd || O->Sub == SumAddI
+                  ? !__builtin_add_overflow(L.I, Rv.I, &I)
+                  : !__builtin_sub_overflow(L.I, Rv.I, &I);
+  if (LLVM_UNLIKELY(!Typed || !Fits)) {
+    PPS_SYNC();
+    binaryError(static_cast<BinaryExpr &>(*X.Index), L, Rv);
+    return Flow::Abort;
+  }
+  Value A = R[O->B];
+  if (LLVM_UNLIKELY(A.T != VT::Array)) {
+    fail(DiagKind::TypeMismatch, X.Base->Loc,
+         fmt::format("'{}' is {}, not an array", X.Base->Name, typeName(A.T)));
+    PPS_ABORT();
+  }
+  auto &Arr = Arrays[size_t(A.I)];
+  if (LLVM_UNLIKELY(I < 0 || I >= int64_t(Arr.size()))) {
+    fail(DiagKind::OutOfRange, X.Index->Loc,
+         fmt::format("index {} is outside '{}' of length {}", I, X.Base->Name,
+                     Arr.size()));
+    PPS_ABORT();
+  }
+  R[O->A] = {Arr[size_t(I)], VT::Int};
+  PPS_NEXT();
+}
+DoCheckInt : {
+  Value V = R[O->A];
+  if (LLVM_UNLIKELY(V.T != VT::Int)) {
+    notInt(*static_cast<Expr *>(const_cast<void *>(O->Node)), V,
+           whatName(O->Sub));
+    PPS_ABORT();
+  }
+  PPS_NEXT();
+}
+DoMinMax : {
+  Value V = R[O->C];
+  if (LLVM_UNLIKELY(V.T != VT::Int)) {
+    notInt(*static_cast<Expr *>(const_cast<void *>(O->Node)), V, "an integer");
+    PPS_ABORT();
+  }
+  int64_t X = R[O->B].I;
+  R[O->A] = {O->Sub ? std::min(X, V.I) : std::max(X, V.I), VT::Int};
+  PPS_NEXT();
+}
+DoDivMod : {
+  auto &C = *static_cast<CallExpr *>(const_cast<void *>(O->Node));
+  Value Y = R[O->C];
+  if (Y.T != VT::Int) {
+    notInt(*C.Args[1].Value, Y, "an integer");
+    PPS_ABORT();
+  }
+  int64_t X = R[O->B].I;
+  if (Y.I == 0) {
+    fail(DiagKind::DivisionByZero, C.Args[1].Value->Loc,
+         fmt::format("{} by zero", C.Callee));
+    PPS_ABORT();
+  }
+  if (X == INT64_MIN && Y.I == -1) {
+    fail(DiagKind::IntegerOverflow, C.Loc, "division overflows 64 bits");
+    PPS_ABORT();
+  }
+  R[O->A] = {C.BuiltinId == Builtin::Div ? floorDiv(X, Y.I) : floorMod(X, Y.I),
+             VT::Int};
+  PPS_NEXT();
+}
+DoAbs : {
+  auto &C = *static_cast<CallExpr *>(const_cast<void *>(O->Node));
+  Value X = R[O->B];
+  if (X.T != VT::Int) {
+    notInt(*C.Args[0].Value, X, "an integer");
+    PPS_ABORT();
+  }
+  if (X.I == INT64_MIN) {
+    fail(DiagKind::IntegerOverflow, C.Loc, "abs overflows 64 bits");
+    PPS_ABORT();
+  }
+  R[O->A] = {X.I < 0 ? -X.I : X.I, VT::Int};
+  PPS_NEXT();
+}
+DoModel : {
+  auto &C = *static_cast<CallExpr *>(const_cast<void *>(O->Node));
+  PPS_SYNC();
+  std::optional<int64_t> V =
+      modelValue(Builtin(O->Sub), O->B < 0 ? 0 : R[O->B].I, C);
+  if (!V)
+    PPS_ABORT();
+  R[O->A] = {*V, VT::Int};
+  PPS_NEXT();
+}
+DoRankOf : {
+  auto &C = *static_cast<CallExpr *>(const_cast<void *>(O->Node));
+  Value S = R[O->B];
+  if (S.T != VT::Int) {
+    notInt(*C.Args[0].Value, S, "an integer");
+    PPS_ABORT();
+  }
+  if (!ensureTopology(C.Loc))
+    PPS_ABORT();
+  if (S.I < 0 || S.I >= Out.Topo.Stages) {
+    fail(DiagKind::OutOfRange, C.Args[0].Value->Loc,
+         fmt::format("stage {} is out of range 0..{}", S.I,
+                     Out.Topo.Stages - 1));
+    PPS_ABORT();
+  }
+  R[O->A] = {Out.Topo.StageToRank[size_t(S.I)], VT::Int};
+  PPS_NEXT();
+}
+DoStageOf : {
+  auto &C = *static_cast<CallExpr *>(const_cast<void *>(O->Node));
+  Value Ch = R[O->C];
+  if (Ch.T != VT::Int) {
+    notInt(*C.Args[1].Value, Ch, "an integer");
+    PPS_ABORT();
+  }
+  int64_t Rk = R[O->B].I;
+  if (!ensureTopology(C.Loc))
+    PPS_ABORT();
+  if (Rk < 0 || Rk >= Out.Topo.Ranks) {
+    fail(DiagKind::OutOfRange, C.Args[0].Value->Loc,
+         fmt::format("rank {} is out of range 0..{}", Rk, Out.Topo.Ranks - 1));
+    PPS_ABORT();
+  }
+  auto &L = RankStages[size_t(Rk)];
+  if (Ch.I < 0 || Ch.I >= int64_t(L.size())) {
+    fail(DiagKind::OutOfRange, C.Args[1].Value->Loc,
+         fmt::format("rank {} holds {} stage{}; chunk {} is out of range", Rk,
+                     L.size(), L.size() == 1 ? "" : "s", Ch.I));
+    PPS_ABORT();
+  }
+  R[O->A] = {L[size_t(Ch.I)], VT::Int};
+  PPS_NEXT();
+}
+DoArray : {
+  auto &C = *static_cast<CallExpr *>(const_cast<void *>(O->Node));
+  Value Init = R[O->C];
+  if (Init.T != VT::Int) {
+    notInt(*C.Args[1].Value, Init, "an integer");
+    PPS_ABORT();
+  }
+  int64_t N = R[O->B].I;
+  if (N < 0 || N > MaxArray) {
+    fail(DiagKind::OutOfRange, C.Args[0].Value->Loc,
+         fmt::format("array length {} is out of range 0..{}", N, MaxArray));
+    PPS_ABORT();
+  }
+  ArrayElements += uint64_t(N);
+  if (ArrayElements > MaxArrayTotal) {
+    fail(DiagKind::OutOfRange, C.Loc,
+         fmt::format("arrays made by this schedule hold more than {} "
+                     "elements in total",
+                     MaxArrayTotal));
+    PPS_ABORT();
+  }
+  Arrays.emplace_back(size_t(N), Init.I);
+  R[O->A] = {int64_t(Arrays.size() - 1), VT::Array};
+  PPS_NEXT();
+}
+DoLen : {
+  auto &C = *static_cast<CallExpr *>(const_cast<void *>(O->Node));
+  Value A = R[O->B];
+  if (A.T != VT::Array) {
+    fail(DiagKind::TypeMismatch, C.Args[0].Value->Loc,
+         fmt::format("len needs an array, got {}", typeName(A.T)));
+    PPS_ABORT();
+  }
+  R[O->A] = {int64_t(Arrays[size_t(A.I)].size()), VT::Int};
+  PPS_NEXT();
+}
+DoCallEnter : {
+  auto &C = *static_cast<CallExpr *>(const_cast<void *>(O->Node));
+  if (Depth >= Opts.RecursionLimit) {
+    fail(DiagKind::RecursionLimit, C.Loc,
+         fmt::format("calls nested deeper than the recursion limit of {}",
+                     Opts.RecursionLimit));
+    PPS_ABORT();
+  }
+  PPS_SYNC();
+  if (!step(C.Loc))
+    return Flow::Abort;
+  Left = StepsLeft;
+  PPS_NEXT();
+}
+DoCallInvoke : {
+  auto &C = *static_cast<CallExpr *>(const_cast<void *>(O->Node));
+  FnDecl &F = *C.Target;
+  FnCode *&Callee = FC.Callees[size_t(O->D)];
+  if (!Callee)
+    Callee = &codeOf(F);
+  PPS_SYNC();
+  size_t NewBase = pushFrame(size_t(Callee->FrameSize),
+                             std::max<size_t>(F.NumSlots, F.Params.size()));
+  R = Stack.data() + Base;
+  const int32_t *Args = FC.ArgRegs.data() + O->B;
+  for (int32_t I = 0; I < O->C; ++I)
+    if (Args[I] >= 0)
+      Stack[NewBase + size_t(I)] = R[Args[I]];
+  size_t SavedBase = Base;
+  Base = NewBase;
+  ++Depth;
+  Calls.push_back(&C);
+  // Defaults run in the callee's frame, as the walker runs them.
+  if (O->Sub & 2)
+    for (int32_t I = 0; I < O->C && !Failed; ++I)
+      if (Args[I] < 0)
+        Stack[Base + size_t(I)] = eval(*F.Params[size_t(I)].Default);
+  Value Result;
+  bool Returned = false;
+  if (!Failed) {
+    Flow Fl = runCode(*Callee);
+    if (Fl == Flow::Return && HasRet) {
+      Result = RetVal;
+      Returned = true;
     }
   }
+  --Depth;
+  Calls.pop_back();
+  Base = SavedBase;
+  Top = NewBase;
+  HasRet = Returned;
+  PPS_RELOAD();
+  if (Failed)
+    return Flow::Abort;
+  if (O->Sub & 1)
+    PPS_NEXT(); // a call statement: the value is not used
+  if (!HasRet) {
+    fail(DiagKind::TypeMismatch, C.Loc,
+         fmt::format("'{}' returned no value", C.Callee));
+    PPS_ABORT();
+  }
+  R[O->A] = Result;
+  PPS_NEXT();
+}
+DoJump:
+  PC = size_t(O->A);
+  PPS_NEXT();
+DoBranchFalse : {
+  Value V = R[O->A];
+  if (LLVM_UNLIKELY(V.T != VT::Bool)) {
+    notBool(*static_cast<Expr *>(const_cast<void *>(O->Node)), V);
+    PPS_ABORT();
+  }
+  if (!V.I)
+    PC = size_t(O->B);
+  PPS_NEXT();
+}
+DoForInit : {
+  auto &Fs = *static_cast<ForStmt *>(const_cast<void *>(O->Node));
+  R[O->A] = R[O->B];
+  R[O->A + 1] = R[O->C];
+  if (!O->Sub)
+    R[O->A + 2] = {1, VT::Int};
+  if (R[O->A + 2].I == 0) {
+    fail(DiagKind::InvalidValue, Fs.Step->Loc, "a for step must not be 0");
+    PPS_ABORT();
+  }
+  PPS_NEXT();
+}
+DoForIter : {
+  int64_t I = R[O->A].I, To = R[O->A + 1].I, Step = R[O->A + 2].I;
+  if (!(Step > 0 ? I < To : I > To)) {
+    PC = size_t(O->B);
+    PPS_NEXT();
+  }
+  if (LLVM_UNLIKELY(Left == 0)) {
+    StepsLeft = 0;
+    outOfBudget(static_cast<const ForStmt *>(O->Node)->Loc);
+    return Flow::Abort;
+  }
+  --Left;
+  R[O->C] = {I, VT::Int};
+  PPS_NEXT();
+}
+DoForNext : {
+  int64_t I;
+  if (__builtin_add_overflow(R[O->A].I, R[O->A + 2].I, &I)) {
+    PC = size_t(O->C);
+    PPS_NEXT();
+  }
+  R[O->A].I = I;
+  // The loop's ForIter, run here (it charges nothing of its own: it
+  // sits at a label), saves a dispatch per iteration.
+  const Op &It = Ops[O->B];
+  if (LLVM_UNLIKELY(It.Charge != 0)) {
+    PC = size_t(O->B);
+    PPS_NEXT();
+  }
+  int64_t To = R[O->A + 1].I, Step = R[O->A + 2].I;
+  if (!(Step > 0 ? I < To : I > To)) {
+    PC = size_t(It.B);
+    PPS_NEXT();
+  }
+  if (LLVM_UNLIKELY(Left == 0)) {
+    StepsLeft = 0;
+    outOfBudget(static_cast<const ForStmt *>(It.Node)->Loc);
+    return Flow::Abort;
+  }
+  --Left;
+  R[It.C] = {I, VT::Int};
+  PC = size_t(O->B) + 1;
+  PPS_NEXT();
+}
+DoIndexStore : {
+  auto &A = *static_cast<AssignStmt *>(const_cast<void *>(O->Node));
+  Value V = R[O->C];
+  if (LLVM_UNLIKELY(V.T != VT::Int)) {
+    notInt(*A.Value, V, "an integer");
+    PPS_ABORT();
+  }
+  Value Arr = R[O->A];
+  int64_t I = R[O->B].I;
+  if (LLVM_UNLIKELY(Arr.T != VT::Array)) {
+    fail(DiagKind::TypeMismatch, A.Target->Loc,
+         fmt::format("'{}' is {}, not an array", A.Target->Name,
+                     typeName(Arr.T)));
+    PPS_ABORT();
+  }
+  auto &Vec = Arrays[size_t(Arr.I)];
+  if (LLVM_UNLIKELY(I < 0 || I >= int64_t(Vec.size()))) {
+    fail(DiagKind::OutOfRange, A.Index->Loc,
+         fmt::format("index {} is outside '{}' of length {}", I, A.Target->Name,
+                     Vec.size()));
+    PPS_ABORT();
+  }
+  Vec[size_t(I)] = V.I;
+  PPS_NEXT();
+}
+DoAssert : {
+  auto &A = *static_cast<AssertStmt *>(const_cast<void *>(O->Node));
+  Value V = R[O->A];
+  if (V.T != VT::Bool) {
+    notBool(*A.Cond, V);
+    PPS_ABORT();
+  }
+  if (!V.I) {
+    fail(DiagKind::AssertionFailed, A.Loc,
+         A.Message.empty() ? "assertion failed"
+                           : fmt::format("assertion failed: {}", A.Message));
+    PPS_ABORT();
+  }
+  PPS_NEXT();
+}
+DoReturn:
+  PPS_SYNC();
+  HasRet = false;
+  if (O->A >= 0) {
+    RetVal = R[O->A];
+    HasRet = true;
+  }
+  return Flow::Return;
+DoRankEnter : {
+  auto &Rs = *static_cast<RankStmt *>(const_cast<void *>(O->Node));
+  Value V = R[O->B];
+  if (V.T != VT::Int) {
+    notInt(*Rs.Rank, V, "a rank");
+    PPS_ABORT();
+  }
+  if (!ensureReady(Rs.Loc))
+    PPS_ABORT();
+  if (V.I < 0 || V.I >= Out.Topo.Ranks) {
+    fail(DiagKind::OutOfRange, Rs.Rank->Loc,
+         fmt::format("rank {} is out of range 0..{}", V.I, Out.Topo.Ranks - 1));
+    PPS_ABORT();
+  }
+  R[O->A] = {CurRank, VT::Int};
+  enterRank(int32_t(V.I));
+  PPS_NEXT();
+}
+DoRankExit:
+  CurRank = int32_t(R[O->A].I);
+  PPS_NEXT();
+DoEmitCompute : {
+  auto &N = *static_cast<ActionNode *>(const_cast<void *>(O->Node));
+  int64_t Mb = R[O->A].I;
+  // The common case, checkCompute's and emit's checks inline: a rank,
+  // a microbatch and a stage in range, room under the action limit.
+  if (LLVM_LIKELY(O->B >= 0 && CurRank >= 0 && Mb >= 0 && Mb < *NMicro &&
+                  Emitted < Opts.MaxActions)) {
+    int64_t St = R[O->B].I;
+    if (LLVM_LIKELY(St >= 0 && St < Out.Topo.Stages)) {
+      ++Emitted;
+      Out.Ranks[size_t(CurRank)].Actions.push_back(ir::Action::compute(
+          N.First.Kind, int32_t(Mb), int32_t(St), N.First.Loc));
+      PPS_NEXT();
+    }
+  }
+  ir::Action A;
+  if (!checkCompute(N.First, Mb, O->B >= 0 ? R[O->B].I : -1, A))
+    PPS_ABORT();
+  if (!emit(A, N.Loc))
+    PPS_ABORT();
+  PPS_NEXT();
+}
+DoOverlapFirst : {
+  auto &N = *static_cast<ActionNode *>(const_cast<void *>(O->Node));
+  ir::Action A;
+  if (!checkCompute(N.First, R[O->A].I, O->B >= 0 ? R[O->B].I : -1, A))
+    PPS_ABORT();
+  PPS_NEXT();
+}
+DoEmitOverlap : {
+  auto &N = *static_cast<ActionNode *>(const_cast<void *>(O->Node));
+  ir::Action A, B;
+  // The first was checked by OverlapFirst: this cannot fail.
+  checkCompute(N.First, R[O->A].I, O->B >= 0 ? R[O->B].I : -1, A);
+  if (!checkCompute(N.Second, R[O->C].I, O->D >= 0 ? R[O->D].I : -1, B))
+    PPS_ABORT();
+  A.Loc = N.Loc;
+  A.Flags |= ir::ActionFlags::OverlapNext;
+  if (!emit(A, N.Loc) || !emit(B, N.Loc))
+    PPS_ABORT();
+  PPS_NEXT();
+}
+DoWalkExpr : {
+  PPS_SYNC();
+  Value V = eval(*static_cast<Expr *>(const_cast<void *>(O->Node)));
+  PPS_RELOAD();
+  if (Failed)
+    return Flow::Abort;
+  R[O->A] = V;
+  PPS_NEXT();
+}
+DoWalkStmt : {
+  PPS_SYNC();
+  exec(*static_cast<Stmt *>(const_cast<void *>(O->Node)));
+  PPS_RELOAD();
+  if (Failed)
+    return Flow::Abort;
+  PPS_NEXT();
+}
+DoWalkActions : {
+  auto &Rs = *static_cast<RankStmt *>(const_cast<void *>(O->Node));
+  PPS_SYNC();
+  if (!Rs.Literal.empty())
+    emitLiteral(Rs.Literal);
+  else
+    emitActions(Rs.Actions);
+  PPS_RELOAD();
+  if (Failed)
+    return Flow::Abort;
+  PPS_NEXT();
+}
+DoEnd:
+  PPS_SYNC();
+  return Flow::Next;
+#undef PPS_NEXT
 #undef PPS_SYNC
 #undef PPS_RELOAD
 #undef PPS_ABORT
