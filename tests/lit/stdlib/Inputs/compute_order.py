@@ -19,14 +19,16 @@ for line in sys.stdin:
     elif rank is None or not line.startswith("    "):
         rank = None
         continue
-    for tok in line.replace(";", " ").split():
+    for tok in re.sub(r"[;(),]", " ", line).split():
         if tok in ("send", "recv"):
             skip = True  # the comm's own compute reference follows
+        elif tok == "overlap":
+            ranks[rank].append(tok)  # the two computes that follow overlap
         elif re.fullmatch(r"[FIWB]\d+(@\d+)?", tok):
             if not skip:
                 ranks[rank].append(tok)
             skip = False
 text = "\n".join("rank %d: %s" % (r, " ".join(ranks[r])) for r in sorted(ranks))
 print("%d ranks, %d computes, sha256 %s" % (
-    len(ranks), sum(len(v) for v in ranks.values()),
+    len(ranks), sum(len(v) - v.count("overlap") for v in ranks.values()),
     hashlib.sha256(text.encode()).hexdigest()))
