@@ -15,7 +15,10 @@
 #   cmake -DPPSC=ppsc -DPROFILED=exec -DKERNELS=profile_kernels.cpp
 #         -DCXX=c++ -DINCLUDE=runtime/include -DRUNTIME=libpps_runtime.a
 #         -DWORK=dir [-DSTEPS=5] [-DSCALE=20] [-DTOLERANCE=0.05]
-#         -P profile_loop.cmake
+#         [-DCXXFLAGS=flags] -P profile_loop.cmake
+# CXXFLAGS: a ;-list the new executor is compiled and linked with besides
+# the script's own (a sanitized build's: its runtime archive calls ASan and
+# UBSan, so whatever links it must be instrumented the same way).
 if(NOT STEPS)
   set(STEPS 5)
 endif()
@@ -64,7 +67,7 @@ run("ppsc synth" "${PPSC}" synth "${WORK}/profile.pps"
 #    measured ones (ms), so the predictions it carries are in ms.
 run("ppsc emit" "${PPSC}" emit --target=cpp --stream=peer -Wno-early-recv
     "${WORK}/replanned.pps" -o "${WORK}/replanned.cpp")
-run("compiling the new executor" "${CXX}" -std=c++17 -O1 -I "${INCLUDE}"
+run("compiling the new executor" "${CXX}" -std=c++17 -O1 ${CXXFLAGS} -I "${INCLUDE}"
     "${WORK}/replanned.cpp" "${KERNELS}" "${RUNTIME}" -lfmt -pthread
     -o "${WORK}/replanned")
 run("the re-planned run" "${WORK}/replanned" --steps=${STEPS} --watchdog=60
