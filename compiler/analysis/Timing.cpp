@@ -7,6 +7,7 @@
 #include "TimingEngine.h"
 
 #include "pps/analysis/Describe.h"
+#include "pps/support/Parallel.h"
 
 #include <fmt/format.h>
 
@@ -109,7 +110,11 @@ TimingResult Engine::run() {
   Res.Ranks.resize(P);
   if (Opts.KeepPreds)
     Res.Preds.resize(P);
-  for (int32_t R = 0; R < P; ++R) {
+  size_t Total = S.numActions();
+  // Each rank's tables and tracks are its own: set up on a few threads
+  // (pps/support/Parallel.h), the same result on any number.
+  parallelFor(size_t(P), threadsForActions(Total), [&](size_t Ri, unsigned) {
+    auto R = int32_t(Ri);
     Ranks[R].Acts = S.Ranks[R].Actions;
     size_t N = Ranks[R].Acts.size();
     Res.Times[R].Start.assign(N, NaN);
@@ -123,9 +128,8 @@ TimingResult Engine::run() {
       Res.Preds[R].reset(new uint64_t[N]);
     if (!Dataflow)
       buildStreams(R);
-  }
+  });
   NMK = NM;
-  size_t Total = S.numActions();
   if (NS > 0 && NM > 0 &&
       uint64_t(NS) * uint64_t(NM) > std::max<uint64_t>(4 * Total, 1 << 20)) {
     Sparse = true;

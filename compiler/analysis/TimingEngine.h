@@ -128,6 +128,10 @@ struct RankState {
   uint32_t CIdx = 0; // compute cursor (the only cursor when blocking)
   double ComputeFree = 0;
   uint64_t LastCompute = NoRef;
+  /// Async timing: the compute cursor may move (the receive it stopped at
+  /// completed, or it has not run yet), and the receive it stopped at.
+  bool RecvArrived = true;
+  const Event *WaitOn = nullptr;
   llvm::SmallVector<Stream, 2> Streams;
   /// Executor timing: the index of the track of comms that do not hold the
   /// rank, or NoStream.
@@ -242,6 +246,15 @@ private:
   void deferredDone(int32_t R, uint32_t J, double E);
   /// Executor timing: posts a comm that does not hold the rank.
   void postDeferred(int32_t R, uint32_t I);
+  /// The receive entry Ev is about to change: if its rank's compute cursor
+  /// stopped at it, the cursor may move again.
+  /// True if it had.
+  bool changed(const Event &Ev) {
+    if (Ev.Rank < 0 || Ranks[Ev.Rank].WaitOn != &Ev)
+      return false;
+    Ranks[Ev.Rank].RecvArrived = true;
+    return true;
+  }
   /// Marks the receive at I as posted, so its consumer waits for it.
   void recvPosted(int32_t R, uint32_t I);
 

@@ -15,8 +15,25 @@ void Engine::advance(int32_t R) {
   if (Blocking || Dataflow) {
     advanceBlocking(R);
   } else {
-    // Alternate the tracks until none moves.
-    while (advanceCompute(R) | advanceStreams(R)) {
+    // Alternate the tracks until neither can move. Each cursor stops at
+    // its own fixpoint. The compute cursor waits only for a receive, so it
+    // runs again only once the one it stopped at has changed (RecvArrived,
+    // see changed()); the comm tracks (the rank was woken: a batch
+    // completed) run again only after the compute cursor moved.
+    RankState &St = Ranks[R];
+    bool Streams = true;
+    while (true) {
+      if (St.RecvArrived) {
+        St.RecvArrived = false;
+        if (advanceCompute(R))
+          Streams = true;
+      }
+      if (!Streams)
+        return;
+      Streams = false;
+      advanceStreams(R);
+      if (!St.RecvArrived)
+        return;
     }
   }
 }
@@ -51,8 +68,10 @@ bool Engine::runCompute(int32_t R) {
         continue; // no receive serves it here
       // Set once its batch has finished (under batched, the whole batch
       // completes together).
-      if (Rv.At == Pending)
+      if (Rv.At == Pending) {
+        St.WaitOn = &Rv;
         return false;
+      }
       Need(Rv, 0);
       continue;
     }
@@ -165,7 +184,7 @@ bool Engine::advanceStreams(int32_t R) {
   for (Stream &Sm : St.Streams) {
     while (true) {
       if (Sm.Posted) {
-        if (!finishBatch(R, Sm))
+        if (Sm.Remaining != 0 || !finishBatch(R, Sm))
           break;
         Moved = true;
         continue;
@@ -450,8 +469,11 @@ void Engine::recvPosted(int32_t R, uint32_t I) {
     return;
   size_t K = key(A.Microbatch, A.Stage);
   Event &Ev = A.Kind == ActionKind::RecvF ? RecvF[K] : RecvB[K];
-  if (!known(Ev.At) || Ev.Rank != R)
+  if (!known(Ev.At) || Ev.Rank != R) {
+    if (Ev.Rank >= 0 && Ev.Rank != R)
+      changed(Ev); // no longer the other rank's receive to wait for
     Ev = Event{Pending, R, I};
+  }
 }
 
 void Engine::postDeferred(int32_t R, uint32_t I) {
@@ -479,7 +501,12 @@ void Engine::recvDone(int32_t R, uint32_t J, double E) {
   if (!ir::isRecv(A.Kind) || !validKey(A))
     return;
   size_t K = key(A.Microbatch, A.Stage);
-  (A.Kind == ActionKind::RecvF ? RecvF[K] : RecvB[K]) = Event{E, R, J};
+  Event &Ev = A.Kind == ActionKind::RecvF ? RecvF[K] : RecvB[K];
+  // (Another rank's entry when two ranks receive the same input, which
+  // the verifier reports: that rank no longer waits for its own receive.)
+  if (changed(Ev) && Ev.Rank != R)
+    wake(Ev.Rank);
+  Ev = Event{E, R, J};
 }
 
 bool Engine::finishBatch(int32_t R, Stream &Sm) {

@@ -548,3 +548,41 @@ TEST(VisitOrder, ManyRanksGiveTheFormulaAcrossSweepWindows) {
     EXPECT_DOUBLE_EQ(R.Makespan, D.Makespan) << P;
   }
 }
+
+TEST(VisitOrder, AComputeWaitingForAReceiveRunsOnceItCompletes) {
+  // The compute cursor runs again only when the receive it stopped at
+  // changes. Rank 1 waits for F0's input; rank 2 also receives it (the
+  // verifier reports that) and takes the per-input entry over before or
+  // after rank 1's receive completes, depending on whether rank 0 sends to
+  // it first (and, on one stream per rank, whether that send holds back
+  // the one to rank 1). Rank 1 must run F0@1 in every case, not be left
+  // waiting for an entry that is no longer its own.
+  for (bool ToTwoFirst : {false, true})
+    for (int Ranks : {3, 40}) { // one sweep window or two
+      ScheduleBuilder B(Ranks, Ranks, 1);
+      B.stageCost(0, StageCost{5, 1, 1, 2});
+      auto R0 = B.rank(0);
+      R0.F(0);
+      if (ToTwoFirst)
+        R0.comm(ActionKind::SendF, 0, 0, 2).comm(ActionKind::SendF, 0, 0, 1);
+      else
+        R0.comm(ActionKind::SendF, 0, 0, 1).comm(ActionKind::SendF, 0, 0, 2);
+      B.rank(1).comm(ActionKind::RecvF, 0, 1, 0).F(0, 1).idle(1);
+      B.rank(2).comm(ActionKind::RecvF, 0, 1, 0).idle(1);
+      Schedule S = B.build();
+      S.Cost.Latency = 1;
+      for (CommModel Mo :
+           {CommModel::Rendezvous, CommModel::Eager, CommModel::Batched})
+        for (StreamScope Sc :
+             {StreamScope::None, StreamScope::Peer, StreamScope::Rank}) {
+          SimOptions O = comms(Mo);
+          O.Stream = CommStream{Sc, -1};
+          SimResult R = run(S, O);
+          EXPECT_FALSE(R.Deadlocked)
+              << ToTwoFirst << " " << int(Mo) << " " << int(Sc);
+          for (int Rk = 0; Rk < 3; ++Rk)
+            for (double E : R.Times[Rk].End)
+              EXPECT_TRUE(std::isfinite(E)) << ToTwoFirst << " " << int(Mo);
+        }
+    }
+}
