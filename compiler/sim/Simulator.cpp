@@ -12,21 +12,23 @@
 #include "pps/analysis/Deadlock.h"
 #include "pps/analysis/Matching.h"
 #include "pps/analysis/Memory.h"
+#include "pps/support/Parallel.h"
 
 #include <algorithm>
 #include <optional>
+#include <thread>
 
 namespace pps::sim {
 
 namespace {
 
 /// The figures people compare schedules by, from the engine's times.
-void figures(const ir::Schedule &S, analysis::TimingResult &T, SimResult &Res) {
+/// Memory is the analysis layer's (the one rule, the schedule's model).
+void figures(const analysis::TimingResult &T,
+             const analysis::MemoryProfile &Mem, SimResult &Res) {
   int32_t P = int32_t(T.Ranks.size());
   double Makespan = T.Makespan;
   double Ideal = 0, SumBusy = 0;
-  // Memory is the analysis layer's (the one rule, the schedule's model).
-  analysis::MemoryProfile Mem = analysis::analyzeMemory(S);
   Res.Memory = Mem.Model;
   Res.Makespan = Makespan;
   Res.Ranks.resize(P);
@@ -110,7 +112,17 @@ SimResult simulate(const ir::Schedule &S, const SimOptions &Opts,
     analysis::reportMatching(S, *Matched, *Diags);
   }
 
+  // The memory figures do not depend on the times: on big schedules they
+  // are counted on another thread while the engine runs (the same result).
+  analysis::MemoryProfile Mem;
+  std::thread MemoryThread;
+  if (threadsForActions(S.numActions()) > 1)
+    MemoryThread = std::thread([&] { Mem = analysis::analyzeMemory(S); });
   analysis::TimingResult T = analysis::computeTiming(S, TO);
+  if (MemoryThread.joinable())
+    MemoryThread.join();
+  else
+    Mem = analysis::analyzeMemory(S);
   SimResult Res;
   Res.Comm = TO.Model;
   Res.Stream = *TO.Stream;
@@ -118,7 +130,7 @@ SimResult simulate(const ir::Schedule &S, const SimOptions &Opts,
   Res.UsedDataflow = TO.Dataflow;
   Res.Deadlocked = T.Deadlocked;
   Res.StuckAt = T.StuckAt;
-  figures(S, T, Res);
+  figures(T, Mem, Res);
   for (int32_t R = 0; R < int32_t(Res.Ranks.size()); ++R)
     Res.Ranks[R].StreamHeld = T.Ranks[R].StreamHeld;
   if (Streams && !T.Deadlocked) {
