@@ -3,16 +3,22 @@
 // Interleaved 1F1B (Megatron order, loop placement) built with the builder
 // API, comms inserted by the insert-comms pass (or, should it report a
 // problem, by the time-ordered insertion of the sim tests), then:
-//   BM_Simulate        simulate (per-action times + critical path)
-//   BM_SimulateLean    simulate, makespan and figures only (KeepTimes off)
-//   BM_ChromeTrace     write the Chrome trace to /dev/null or to a file
+//   BM_Simulate          simulate (per-action times + critical path)
+//   BM_SimulateLean      simulate, makespan and figures only (KeepTimes off)
+//   BM_SimulateDoubling  BM_Simulate along doubling series, with
+//                        time/action and bytes/action
+//   BM_ChromeTrace       write the Chrome trace to /dev/null or to a file
 // Sizes: 64 ranks x 2 chunks x 4096 microbatches, 1024 ranks x 2 chunks x
-// 1024 microbatches. items_per_second is actions per second.
+// 1024 microbatches; the doubling series 64 x 2 x 1024..16384 (0.78M to
+// 12.5M actions) and 1024 x 2 x 1024, 2048 (12.6M, 25.2M). Real time (the
+// simulator uses a second thread for its setup and memory figures);
+// items_per_second and actions/s are actions per second.
 //
 //   build/bench/bench_sim --benchmark_counters_tabular=true
 //
 //===----------------------------------------------------------------------===//
 #include "../unit/sim/SimTestUtil.h"
+#include "BenchUtil.h"
 
 #include "pps/backends/Trace.h"
 #include "pps/passes/InsertComms.h"
@@ -80,6 +86,22 @@ void BM_SimulateLean(benchmark::State &St) {
   St.counters["actions"] = double(S.numActions());
 }
 
+/// A doubling series (per-action times and the critical path, as
+/// BM_Simulate): time/action stays flat when the cost is linear;
+/// bytes/action is the peak memory one simulation adds to its schedule's,
+/// over its actions.
+void BM_SimulateDoubling(benchmark::State &St) {
+  const ir::Schedule &S = schedule(St.range(0), St.range(1), St.range(2));
+  double Grown =
+      bench::peakGrowth([&] { benchmark::DoNotOptimize(sim::simulate(S)); });
+  for (auto _ : St) {
+    sim::SimResult R = sim::simulate(S);
+    benchmark::DoNotOptimize(R);
+  }
+  auto Actions = double(S.numActions());
+  bench::reportActions(St, Actions, Grown / Actions);
+}
+
 /// Arg 3: 0 = /dev/null, 1 = a file in the temp directory.
 void BM_ChromeTrace(benchmark::State &St) {
   const ir::Schedule &S = schedule(St.range(0), St.range(1), St.range(2));
@@ -120,6 +142,13 @@ BENCHMARK(BM_Simulate)
 BENCHMARK(BM_SimulateLean)
     ->Args({64, 2, 4096})
     ->Args({1024, 2, 1024})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+// 64 ranks: 0.78M to 12.5M actions; 1024 ranks: 12.6M and 25.2M (fewer
+// microbatches than ranks make a different schedule, not half of it).
+BENCHMARK(BM_SimulateDoubling)
+    ->ArgsProduct({{64}, {2}, benchmark::CreateRange(1024, 16384, 2)})
+    ->ArgsProduct({{1024}, {2}, {1024, 2048}})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 BENCHMARK(BM_ChromeTrace)
