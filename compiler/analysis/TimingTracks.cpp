@@ -157,7 +157,8 @@ bool Engine::advanceCompute(int32_t R) {
         T.Start[I] = St.ComputeFree;
         setPred(pack(R, I), St.LastCompute);
       }
-      recvPosted(R, I);
+      if (ir::isRecv(A.Kind))
+        recvPosted(R, I);
       ++St.CIdx;
       Moved = true;
       continue;
@@ -238,7 +239,14 @@ bool Engine::advanceStreams(int32_t R) {
       } else {
         PostIssue = Ready; // a receive is posted as soon as its track is free
       }
-      postBatch(R, Sm, Ready, ReadyRef);
+      if (Model == ir::CommModel::Batched) {
+        postBatch(R, Sm, Ready, ReadyRef);
+      } else { // a batch of one
+        Sm.BatchEnd = Sm.Pos + 1;
+        Sm.Posted = true;
+        Sm.Remaining = 1;
+        post(R, Sm, I, Ready, ReadyRef);
+      }
       PostIssue = -std::numeric_limits<double>::infinity();
       PostBy = NoRef;
       Moved = true;
@@ -520,7 +528,8 @@ bool Engine::finishBatch(int32_t R, Stream &Sm) {
     double X = T.TransferStart[J], E = T.End[J];
     RS.CommBusy += E - X;
     RS.CommWait += X - T.Start[J];
-    recvDone(R, J, E);
+    if (ir::isRecv(Ranks[R].Acts[J].Kind))
+      recvDone(R, J, E);
     Sm.BatchDone = E;
     Sm.BatchDoneRef = pack(R, J);
     // In-order streams and blocking comm: the next operation starts once
