@@ -128,8 +128,8 @@ struct RankState {
   uint32_t CIdx = 0; // compute cursor (the only cursor when blocking)
   double ComputeFree = 0;
   uint64_t LastCompute = NoRef;
-  /// Async timing: the compute cursor may move (the receive it stopped at
-  /// completed, or it has not run yet), and the receive it stopped at.
+  /// Async timing: whether the compute cursor may move (the receive entry
+  /// it stopped at, WaitOn, has changed since, or it has not run yet).
   bool RecvArrived = true;
   const Event *WaitOn = nullptr;
   llvm::SmallVector<Stream, 2> Streams;
@@ -247,8 +247,7 @@ private:
   /// Executor timing: posts a comm that does not hold the rank.
   void postDeferred(int32_t R, uint32_t I);
   /// The receive entry Ev is about to change: if its rank's compute cursor
-  /// stopped at it, the cursor may move again.
-  /// True if it had.
+  /// stopped at it, the cursor may move again (and true is returned).
   bool changed(const Event &Ev) {
     if (Ev.Rank < 0 || Ranks[Ev.Rank].WaitOn != &Ev)
       return false;

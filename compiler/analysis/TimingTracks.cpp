@@ -478,7 +478,7 @@ void Engine::recvPosted(int32_t R, uint32_t I) {
   size_t K = key(A.Microbatch, A.Stage);
   Event &Ev = A.Kind == ActionKind::RecvF ? RecvF[K] : RecvB[K];
   if (!known(Ev.At) || Ev.Rank != R) {
-    if (Ev.Rank >= 0 && Ev.Rank != R)
+    if (Ev.Rank != R)
       changed(Ev); // no longer the other rank's receive to wait for
     Ev = Event{Pending, R, I};
   }
