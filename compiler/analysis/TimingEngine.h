@@ -128,9 +128,8 @@ struct RankState {
   uint32_t CIdx = 0; // compute cursor (the only cursor when blocking)
   double ComputeFree = 0;
   uint64_t LastCompute = NoRef;
-  /// Async timing: whether the compute cursor may move (the receive entry
-  /// it stopped at, WaitOn, has changed since, or it has not run yet).
-  bool RecvArrived = true;
+  /// Async timing: the receive entry the compute cursor stopped at, until
+  /// it changes (changed()); null while the cursor may move.
   const Event *WaitOn = nullptr;
   llvm::SmallVector<Stream, 2> Streams;
   /// Executor timing: the index of the track of comms that do not hold the
@@ -221,8 +220,18 @@ private:
   bool advanceBlocking(int32_t R);
   /// Tries to run the compute (or overlap pair) at CIdx. False if blocked.
   bool runCompute(int32_t R);
-  /// Posts the batch starting at the stream's Pos at time Ready.
-  void postBatch(int32_t R, Stream &Sm, double Ready, uint64_t ReadyRef);
+  /// Posts the batch starting at the stream's Pos at time Ready: under
+  /// batched a maximal run of consecutive comm actions (postRun), else the
+  /// one op.
+  void postBatch(int32_t R, Stream &Sm, double Ready, uint64_t ReadyRef) {
+    if (Model == ir::CommModel::Batched)
+      return postRun(R, Sm, Ready, ReadyRef);
+    Sm.BatchEnd = Sm.Pos + 1;
+    Sm.Posted = true;
+    Sm.Remaining = 1;
+    post(R, Sm, Sm.Ops[Sm.Pos], Ready, ReadyRef);
+  }
+  void postRun(int32_t R, Stream &Sm, double Ready, uint64_t ReadyRef);
   void post(int32_t R, Stream &Sm, uint32_t Idx, double Ready,
             uint64_t ReadyRef);
   /// The operation to blame for holding back the next batch of Sm.
@@ -239,9 +248,17 @@ private:
   void matched(const Slot &Send, const Slot &Recv);
   void opDone(uint64_t Ref, uint16_t StreamIdx, double End);
   /// Finishes the posted batch once every op matched; true if it did.
-  bool finishBatch(int32_t R, Stream &Sm);
-  /// A receive completed: its consumer may start from E.
-  void recvDone(int32_t R, uint32_t J, double E);
+  bool finishBatch(int32_t R, Stream &Sm) {
+    return Sm.Remaining == 0 && finishMatched(R, Sm);
+  }
+  bool finishMatched(int32_t R, Stream &Sm);
+  /// A receive completed: its consumer may start from E. (Called for every
+  /// comm; only receives have an entry.)
+  void recvDone(int32_t R, uint32_t J, double E) {
+    if (ir::isRecv(Ranks[R].Acts[J].Kind))
+      recvDoneSlow(R, J, E);
+  }
+  void recvDoneSlow(int32_t R, uint32_t J, double E);
   /// Executor timing: a comm that does not hold the rank completed.
   void deferredDone(int32_t R, uint32_t J, double E);
   /// Executor timing: posts a comm that does not hold the rank.
@@ -251,11 +268,16 @@ private:
   bool changed(const Event &Ev) {
     if (Ev.Rank < 0 || Ranks[Ev.Rank].WaitOn != &Ev)
       return false;
-    Ranks[Ev.Rank].RecvArrived = true;
+    Ranks[Ev.Rank].WaitOn = nullptr;
     return true;
   }
   /// Marks the receive at I as posted, so its consumer waits for it.
-  void recvPosted(int32_t R, uint32_t I);
+  /// (Called for every comm.)
+  void recvPosted(int32_t R, uint32_t I) {
+    if (ir::isRecv(Ranks[R].Acts[I].Kind))
+      recvPostedSlow(R, I);
+  }
+  void recvPostedSlow(int32_t R, uint32_t I);
 
   // --- after the run ------------------------------------------------------
   uint32_t stuckAt(int32_t R) const;

@@ -17,22 +17,19 @@ void Engine::advance(int32_t R) {
   } else {
     // Alternate the tracks until neither can move. Each cursor stops at
     // its own fixpoint. The compute cursor waits only for a receive, so it
-    // runs again only once the one it stopped at has changed (RecvArrived,
-    // see changed()); the comm tracks (the rank was woken: a batch
-    // completed) run again only after the compute cursor moved.
+    // runs again only once the one it stopped at has changed (WaitOn, see
+    // changed()); the comm tracks (the rank was woken: a batch completed)
+    // run again only after the compute cursor moved.
     RankState &St = Ranks[R];
     bool Streams = true;
     while (true) {
-      if (St.RecvArrived) {
-        St.RecvArrived = false;
-        if (advanceCompute(R))
-          Streams = true;
-      }
+      if (!St.WaitOn && advanceCompute(R))
+        Streams = true;
       if (!Streams)
         return;
       Streams = false;
       advanceStreams(R);
-      if (!St.RecvArrived)
+      if (St.WaitOn)
         return;
     }
   }
@@ -157,8 +154,7 @@ bool Engine::advanceCompute(int32_t R) {
         T.Start[I] = St.ComputeFree;
         setPred(pack(R, I), St.LastCompute);
       }
-      if (ir::isRecv(A.Kind))
-        recvPosted(R, I);
+      recvPosted(R, I);
       ++St.CIdx;
       Moved = true;
       continue;
@@ -185,7 +181,7 @@ bool Engine::advanceStreams(int32_t R) {
   for (Stream &Sm : St.Streams) {
     while (true) {
       if (Sm.Posted) {
-        if (Sm.Remaining != 0 || !finishBatch(R, Sm))
+        if (!finishBatch(R, Sm))
           break;
         Moved = true;
         continue;
@@ -239,14 +235,7 @@ bool Engine::advanceStreams(int32_t R) {
       } else {
         PostIssue = Ready; // a receive is posted as soon as its track is free
       }
-      if (Model == ir::CommModel::Batched) {
-        postBatch(R, Sm, Ready, ReadyRef);
-      } else { // a batch of one
-        Sm.BatchEnd = Sm.Pos + 1;
-        Sm.Posted = true;
-        Sm.Remaining = 1;
-        post(R, Sm, I, Ready, ReadyRef);
-      }
+      postBatch(R, Sm, Ready, ReadyRef);
       PostIssue = -std::numeric_limits<double>::infinity();
       PostBy = NoRef;
       Moved = true;
@@ -303,12 +292,10 @@ bool Engine::advanceBlocking(int32_t R) {
   return Moved;
 }
 
-void Engine::postBatch(int32_t R, Stream &Sm, double Ready, uint64_t ReadyRef) {
-  // Under batched, a batch is a maximal run of consecutive comm actions.
+void Engine::postRun(int32_t R, Stream &Sm, double Ready, uint64_t ReadyRef) {
   uint32_t E = Sm.Pos + 1;
-  if (Model == ir::CommModel::Batched)
-    while (E < Sm.Ops.size() && Sm.Ops[E] == Sm.Ops[E - 1] + 1)
-      ++E;
+  while (E < Sm.Ops.size() && Sm.Ops[E] == Sm.Ops[E - 1] + 1)
+    ++E;
   Sm.BatchEnd = E;
   Sm.Posted = true;
   Sm.Remaining = E - Sm.Pos;
@@ -471,9 +458,9 @@ void Engine::opDone(uint64_t Ref, uint16_t StreamIdx, double End) {
     wake(R);
 }
 
-void Engine::recvPosted(int32_t R, uint32_t I) {
+void Engine::recvPostedSlow(int32_t R, uint32_t I) {
   const Action &A = Ranks[R].Acts[I];
-  if (!ir::isRecv(A.Kind) || !validKey(A))
+  if (!validKey(A))
     return;
   size_t K = key(A.Microbatch, A.Stage);
   Event &Ev = A.Kind == ActionKind::RecvF ? RecvF[K] : RecvB[K];
@@ -504,9 +491,9 @@ void Engine::deferredDone(int32_t R, uint32_t J, double E) {
   wake(R);
 }
 
-void Engine::recvDone(int32_t R, uint32_t J, double E) {
+void Engine::recvDoneSlow(int32_t R, uint32_t J, double E) {
   const Action &A = Ranks[R].Acts[J];
-  if (!ir::isRecv(A.Kind) || !validKey(A))
+  if (!validKey(A))
     return;
   size_t K = key(A.Microbatch, A.Stage);
   Event &Ev = A.Kind == ActionKind::RecvF ? RecvF[K] : RecvB[K];
@@ -517,9 +504,7 @@ void Engine::recvDone(int32_t R, uint32_t J, double E) {
   Ev = Event{E, R, J};
 }
 
-bool Engine::finishBatch(int32_t R, Stream &Sm) {
-  if (Sm.Remaining != 0)
-    return false;
+bool Engine::finishMatched(int32_t R, Stream &Sm) {
   RankTimeline &T = Res.Times[R];
   RankTiming &RS = Res.Ranks[R];
   if (Sm.BatchEnd == Sm.Pos + 1) {
@@ -528,8 +513,7 @@ bool Engine::finishBatch(int32_t R, Stream &Sm) {
     double X = T.TransferStart[J], E = T.End[J];
     RS.CommBusy += E - X;
     RS.CommWait += X - T.Start[J];
-    if (ir::isRecv(Ranks[R].Acts[J].Kind))
-      recvDone(R, J, E);
+    recvDone(R, J, E);
     Sm.BatchDone = E;
     Sm.BatchDoneRef = pack(R, J);
     // In-order streams and blocking comm: the next operation starts once
