@@ -3,13 +3,17 @@
 // Two linear passes: the first checks every comm's peer and lists each
 // channel's sends in the sender's program order; the second pairs the n-th
 // receive on a channel with the n-th send and checks that they carry the
-// same message. Channel lookups go through a small direct-mapped cache in
-// front of a hash map (a pipeline rank talks to few peers).
+// same message. Each pass is one walk per rank (a rank writes only its own
+// channels), on a few threads for big schedules; the channels are numbered
+// in between, in rank order, so the result does not depend on the threads.
+// Channel lookups go through a small direct-mapped cache in front of a hash
+// map (a pipeline rank talks to few peers).
 //
 //===----------------------------------------------------------------------===//
 #include "pps/analysis/Matching.h"
 
 #include "pps/analysis/Describe.h"
+#include "pps/support/Parallel.h"
 
 #include "llvm/ADT/DenseMap.h"
 
@@ -49,51 +53,62 @@ bool Matching::clean() const {
 
 namespace {
 
+/// Each rank's half of the matching runs on its own (on a few threads for
+/// big schedules): pass 1 lists the rank's sends per destination, pass 2
+/// pairs the rank's receives with the lists of their sources. Between the
+/// two, the channels get their global numbers in the order a walk over the
+/// ranks would meet them, so the result does not depend on the threads.
 class Matcher {
 public:
   Matcher(const ir::Schedule &S, Matching &M)
-      : S(S), M(M), NumRanks(int32_t(S.Ranks.size())) {}
+      : S(S), M(M), NumRanks(int32_t(S.Ranks.size())), Sides(S.Ranks.size()) {}
   void run();
 
 private:
-  struct Cache;
-  uint32_t channel(int32_t Src, int32_t Dst);
+  /// A rank's channels: those it sends on (pass 1), then those only its
+  /// receives use (pass 2; they have no sends).
+  struct Side {
+    llvm::DenseMap<int32_t, uint32_t> OutIndex; // peer -> Out position
+    std::vector<int32_t> OutPeers;
+    std::vector<std::vector<uint32_t>> OutSends; // program order
+    llvm::DenseMap<int32_t, uint32_t> OpenedIndex;
+    std::vector<ChannelMatch> Opened;
+  };
+  /// A rank talks to few peers: a small direct-mapped cache keyed by the
+  /// peer sits in front of the maps.
+  struct Cache {
+    int32_t Peer[8];
+    uint32_t Value[8];
+    Cache() { std::fill(std::begin(Peer), std::end(Peer), -1); }
+    template <typename Fn> uint32_t get(int32_t Key, const Fn &Miss) {
+      unsigned Slot = unsigned(Key) & 7;
+      if (Peer[Slot] != Key) {
+        Peer[Slot] = Key;
+        Value[Slot] = Miss();
+      }
+      return Value[Slot];
+    }
+  };
+  /// Cached value of a receive's channel: a global channel, or (top bit)
+  /// one of the rank's opened channels.
+  static constexpr uint32_t OpenedBit = uint32_t(1) << 31;
+
   PeerProblem checkPeer(int32_t R, const Action &A) const;
+  void listSends(int32_t R);
+  void numberChannels();
+  void matchRecvs(int32_t R);
 
   const ir::Schedule &S;
   Matching &M;
   int32_t NumRanks;
   bool Placed = false;
-  llvm::DenseMap<uint64_t, uint32_t> ChanIndex;
+  std::vector<Side> Sides;
+  llvm::DenseMap<uint64_t, uint32_t> ChanIndex; // (src, dst) -> channel
   std::vector<std::vector<uint32_t>> ChanSends; // per channel, in order
 };
 
-/// Channel lookups with a small direct-mapped cache in front of the hash
-/// map.
-struct Matcher::Cache {
-  int32_t Peer[8];
-  uint32_t Chan[8];
-  Cache() { std::fill(std::begin(Peer), std::end(Peer), -1); }
-  uint32_t get(Matcher &X, int32_t Src, int32_t Dst, int32_t Key) {
-    unsigned Slot = unsigned(Key) & 7;
-    if (Peer[Slot] != Key) {
-      Peer[Slot] = Key;
-      Chan[Slot] = X.channel(Src, Dst);
-    }
-    return Chan[Slot];
-  }
-};
-
-uint32_t Matcher::channel(int32_t Src, int32_t Dst) {
-  uint64_t Key = (uint64_t(uint32_t(Src)) << 32) | uint32_t(Dst);
-  auto [It, New] = ChanIndex.try_emplace(Key, uint32_t(M.Channels.size()));
-  if (New) {
-    M.Channels.emplace_back();
-    M.Channels.back().Src = Src;
-    M.Channels.back().Dst = Dst;
-    ChanSends.emplace_back();
-  }
-  return It->second;
+uint64_t channelKey(int32_t Src, int32_t Dst) {
+  return (uint64_t(uint32_t(Src)) << 32) | uint32_t(Dst);
 }
 
 PeerProblem Matcher::checkPeer(int32_t R, const Action &A) const {
@@ -110,67 +125,126 @@ PeerProblem Matcher::checkPeer(int32_t R, const Action &A) const {
   return PeerProblem::None;
 }
 
+/// Pass 1 on rank R: every comm's peer, and R's sends per destination.
+void Matcher::listSends(int32_t R) {
+  const Action *Acts = S.Ranks[R].Actions.data();
+  size_t Size = S.Ranks[R].Actions.size();
+  uint32_t Base = M.Ids.Base[size_t(R)];
+  PeerProblem *Peer = M.Peer.data();
+  Side &Sd = Sides[size_t(R)];
+  Cache C;
+  for (size_t I = 0; I < Size; ++I) {
+    const Action &A = Acts[I];
+    if (!ir::isComm(A.Kind))
+      continue;
+    uint32_t G = Base + uint32_t(I);
+    PeerProblem P = checkPeer(R, A);
+    Peer[G] = P;
+    if (P == PeerProblem::NoSuchRank || !ir::isSend(A.Kind))
+      continue;
+    uint32_t Out = C.get(A.Peer, [&] {
+      auto [It, New] =
+          Sd.OutIndex.try_emplace(A.Peer, uint32_t(Sd.OutPeers.size()));
+      if (New) {
+        Sd.OutPeers.push_back(A.Peer);
+        Sd.OutSends.emplace_back();
+      }
+      return It->second;
+    });
+    Sd.OutSends[Out].push_back(G);
+  }
+}
+
+/// The channels with sends, numbered rank by rank in the order each rank
+/// first sends on them.
+void Matcher::numberChannels() {
+  for (int32_t R = 0; R < NumRanks; ++R) {
+    Side &Sd = Sides[size_t(R)];
+    for (size_t K = 0; K < Sd.OutPeers.size(); ++K) {
+      ChanIndex[channelKey(R, Sd.OutPeers[K])] = uint32_t(M.Channels.size());
+      ChannelMatch &CM = M.Channels.emplace_back();
+      CM.Src = R;
+      CM.Dst = Sd.OutPeers[K];
+      ChanSends.push_back(std::move(Sd.OutSends[K]));
+    }
+    Sd.OutIndex.clear();
+    Sd.OutSends.clear();
+  }
+}
+
+/// Pass 2 on rank R: the n-th receive on a channel pairs with the n-th
+/// send; they must carry the same message. Only R's receives touch the
+/// channels into R, so ranks do not share what they write. (A receive may
+/// open a channel no send uses.)
+void Matcher::matchRecvs(int32_t R) {
+  const Action *Acts = S.Ranks[R].Actions.data();
+  size_t Size = S.Ranks[R].Actions.size();
+  uint32_t Base = M.Ids.Base[size_t(R)];
+  uint32_t *Partner = M.Partner.data();
+  const PeerProblem *Peer = M.Peer.data();
+  Side &Sd = Sides[size_t(R)];
+  static const std::vector<uint32_t> NoSends;
+  Cache C;
+  for (size_t I = 0; I < Size; ++I) {
+    const Action &A = Acts[I];
+    if (!ir::isRecv(A.Kind))
+      continue;
+    uint32_t G = Base + uint32_t(I);
+    if (Peer[G] == PeerProblem::NoSuchRank)
+      continue;
+    uint32_t Ch = C.get(A.Peer, [&] {
+      auto It = ChanIndex.find(channelKey(A.Peer, R));
+      if (It != ChanIndex.end())
+        return It->second;
+      auto [Op, New] =
+          Sd.OpenedIndex.try_emplace(A.Peer, uint32_t(Sd.Opened.size()));
+      if (New) {
+        ChannelMatch &CM = Sd.Opened.emplace_back();
+        CM.Src = A.Peer;
+        CM.Dst = R;
+      }
+      return Op->second | OpenedBit;
+    });
+    bool Opened = Ch & OpenedBit;
+    ChannelMatch &CM = Opened ? Sd.Opened[Ch & ~OpenedBit] : M.Channels[Ch];
+    const std::vector<uint32_t> &Sends = Opened ? NoSends : ChanSends[Ch];
+    uint32_t Ord = CM.Recvs++;
+    if (Ord >= Sends.size()) {
+      if (Peer[G] == PeerProblem::None && CM.LooseCount++ == 0)
+        CM.FirstLoose = G;
+      continue;
+    }
+    uint32_t Snd = Sends[Ord];
+    Partner[G] = Snd;
+    Partner[Snd] = G;
+    const Action &SA = S.Ranks[A.Peer].Actions[M.Ids.indexOn(A.Peer, Snd)];
+    if (!schema::commsMatch(SA.Kind, SA.Microbatch, SA.Stage, A.Kind,
+                            A.Microbatch, A.Stage) &&
+        CM.BadCount++ == 0) {
+      CM.FirstBad = G;
+      CM.BadOrdinal = Ord;
+    }
+  }
+}
+
 void Matcher::run() {
   M.Ids.build(S);
   uint32_t N = M.Ids.size();
   M.Partner.assign(N, NoAction);
   M.Peer.assign(N, PeerProblem::None);
   Placed = int32_t(S.Topo.StageToRank.size()) == S.Topo.Stages;
-  uint32_t *Partner = M.Partner.data();
-  PeerProblem *Peer = M.Peer.data();
-  // Pass 1: peers, and every channel's sends in the sender's program order.
-  for (int32_t R = 0; R < NumRanks; ++R) {
-    const Action *Acts = S.Ranks[R].Actions.data();
-    size_t Size = S.Ranks[R].Actions.size();
-    uint32_t Base = M.Ids.Base[size_t(R)];
-    Cache C;
-    for (size_t I = 0; I < Size; ++I) {
-      const Action &A = Acts[I];
-      if (!ir::isComm(A.Kind))
-        continue;
-      uint32_t G = Base + uint32_t(I);
-      PeerProblem P = checkPeer(R, A);
-      Peer[G] = P;
-      if (P == PeerProblem::NoSuchRank)
-        continue;
-      if (ir::isSend(A.Kind))
-        ChanSends[C.get(*this, R, A.Peer, A.Peer)].push_back(G);
-    }
-  }
-  // Pass 2: the n-th receive on a channel pairs with the n-th send; they
-  // must carry the same message. (A receive may open a channel no send
-  // uses.)
-  for (int32_t R = 0; R < NumRanks; ++R) {
-    const Action *Acts = S.Ranks[R].Actions.data();
-    size_t Size = S.Ranks[R].Actions.size();
-    uint32_t Base = M.Ids.Base[size_t(R)];
-    Cache C;
-    for (size_t I = 0; I < Size; ++I) {
-      const Action &A = Acts[I];
-      if (!ir::isRecv(A.Kind))
-        continue;
-      uint32_t G = Base + uint32_t(I);
-      if (Peer[G] == PeerProblem::NoSuchRank)
-        continue;
-      uint32_t Ch = C.get(*this, A.Peer, R, A.Peer);
-      ChannelMatch &CM = M.Channels[Ch];
-      const std::vector<uint32_t> &Sends = ChanSends[Ch];
-      uint32_t Ord = CM.Recvs++;
-      if (Ord >= Sends.size()) {
-        if (Peer[G] == PeerProblem::None && CM.LooseCount++ == 0)
-          CM.FirstLoose = G;
-        continue;
-      }
-      uint32_t Sd = Sends[Ord];
-      Partner[G] = Sd;
-      Partner[Sd] = G;
-      const Action &SA = S.Ranks[A.Peer].Actions[M.Ids.indexOn(A.Peer, Sd)];
-      if (!schema::commsMatch(SA.Kind, SA.Microbatch, SA.Stage, A.Kind,
-                              A.Microbatch, A.Stage) &&
-          CM.BadCount++ == 0) {
-        CM.FirstBad = G;
-        CM.BadOrdinal = Ord;
-      }
+  unsigned Threads = threadsForActions(N);
+  parallelFor(size_t(NumRanks), Threads,
+              [&](size_t R, unsigned) { listSends(int32_t(R)); });
+  numberChannels();
+  parallelFor(size_t(NumRanks), Threads,
+              [&](size_t R, unsigned) { matchRecvs(int32_t(R)); });
+  // The channels only receives use come after those with sends, rank by
+  // rank, as a walk over the ranks would open them.
+  for (Side &Sd : Sides) {
+    for (ChannelMatch &CM : Sd.Opened) {
+      M.Channels.push_back(CM);
+      ChanSends.emplace_back();
     }
   }
   // Sends past the last receive of their channel are unmatched.
@@ -179,7 +253,7 @@ void Matcher::run() {
     CM.Sends = uint32_t(ChanSends[Ch].size());
     for (size_t K = CM.Recvs; K < ChanSends[Ch].size(); ++K) {
       uint32_t G = ChanSends[Ch][K];
-      if (Peer[G] == PeerProblem::None && CM.LooseCount++ == 0)
+      if (M.Peer[G] == PeerProblem::None && CM.LooseCount++ == 0)
         CM.FirstLoose = G;
     }
   }

@@ -15,12 +15,18 @@
 // listing missing actions at the error limit, counting the rest from the
 // totals instead of formatting them.
 //
+// Sweeps 1 and 3 are per rank (a rank registers and reads only the cells of
+// its own stages): each rank is checked quietly first, on a few threads for
+// big schedules, and only if one has a problem do the ranks run again one
+// after the other to report, so what is reported is what one walk finds.
+//
 //===----------------------------------------------------------------------===//
 #include "pps/passes/VerifyDeps.h"
 
 #include "PassUtil.h"
 #include "VerifyDepsImpl.h"
 #include "pps/analysis/Dependencies.h"
+#include "pps/support/Parallel.h"
 
 #include <fmt/format.h>
 
@@ -83,7 +89,13 @@ private:
   void checkComplete();
   /// The errors checkComplete reports in all, from the registered cells.
   uint64_t completenessErrors() const;
-  void checkRank(int32_t R);
+  void checkRanks();
+  /// Sweeps 1 and 3 on one rank. Report: report what is wrong; else stop
+  /// at the first problem with false, reporting nothing.
+  template <bool Report> bool registerRank(int32_t R);
+  template <bool Report> bool checkRank(int32_t R);
+  /// Runs Quiet(r) on every rank: true if none has a problem.
+  template <typename Fn> bool allClean(const Fn &Quiet);
   void reportRange(int32_t R, size_t I);
   /// True if an error is past the limit: it is counted and not formatted.
   bool unshown() {
@@ -161,70 +173,106 @@ void Verifier::reportRange(int32_t R, size_t I) {
            fmt::format("{}: {}", describe(S, R, I), What));
 }
 
+/// The ranks are independent when nothing is wrong: a rank registers only
+/// the actions of its own stages, and reads only those. So each rank is
+/// first checked on its own, quietly and on a few threads (when the table
+/// is a flat array: a hash would be shared); only if one has a problem do
+/// the ranks run again, one after the other, to report exactly what a
+/// single walk would, in its order and within the error limit.
+template <typename Fn> bool Verifier::allClean(const Fn &Quiet) {
+  unsigned Threads = Cells.dense() ? threadsForActions(Base.back()) : 1;
+  std::vector<uint8_t> Clean(size_t(T.Ranks), 0);
+  parallelFor(size_t(T.Ranks), Threads,
+              [&](size_t R, unsigned) { Clean[R] = Quiet(int32_t(R)); });
+  return std::all_of(Clean.begin(), Clean.end(), [](uint8_t C) { return C; });
+}
+
 void Verifier::registerActions() {
-  Cells.init(T, HasComms ? unsigned(NumSlots) : unsigned(SSendF), Base.back());
-  for (int32_t R = 0; R < T.Ranks; ++R) {
-    const auto &Acts = S.Ranks[R].Actions;
-    for (size_t I = 0; I < Acts.size(); ++I) {
-      const Action &A = Acts[I];
-      if (A.Kind == ActionKind::Idle)
+  auto Init = [&] {
+    Cells.init(T, HasComms ? unsigned(NumSlots) : unsigned(SSendF),
+               Base.back());
+  };
+  Init();
+  if (allClean([&](int32_t R) { return registerRank<false>(R); }))
+    return;
+  Init();
+  for (int32_t R = 0; R < T.Ranks; ++R)
+    registerRank<true>(R);
+}
+
+template <bool Report> bool Verifier::registerRank(int32_t R) {
+  const auto &Acts = S.Ranks[R].Actions;
+  for (size_t I = 0; I < Acts.size(); ++I) {
+    const Action &A = Acts[I];
+    if (A.Kind == ActionKind::Idle)
+      continue;
+    if (!inRange(T, A)) {
+      if (!Report)
+        return false;
+      reportRange(R, I);
+      continue;
+    }
+    if (T.rankOf(A.Stage) != R) {
+      if (!Report)
+        return false;
+      if (unshown())
         continue;
-      if (!inRange(T, A)) {
-        reportRange(R, I);
-        continue;
-      }
-      if (T.rankOf(A.Stage) != R) {
-        if (unshown())
-          continue;
-        D.report(
-            DiagKind::StrayAction, loc(R, I),
-            fmt::format("{} is on rank {}, but stage {} is placed on rank {}",
-                        describe(S, R, I), R, A.Stage, T.rankOf(A.Stage)));
-        continue;
-      }
-      if (isControl(A.Kind))
-        continue;
-      if (isCompute(A.Kind)) {
-        bool Second = I > 0 && Acts[I - 1].overlapsNext();
-        if (A.overlapsNext() &&
-            (Second || I + 1 >= Acts.size() || !isCompute(Acts[I + 1].Kind)) &&
-            !unshown())
+      D.report(
+          DiagKind::StrayAction, loc(R, I),
+          fmt::format("{} is on rank {}, but stage {} is placed on rank {}",
+                      describe(S, R, I), R, A.Stage, T.rankOf(A.Stage)));
+      continue;
+    }
+    if (isControl(A.Kind))
+      continue;
+    if (isCompute(A.Kind)) {
+      bool Second = I > 0 && Acts[I - 1].overlapsNext();
+      if (A.overlapsNext() &&
+          (Second || I + 1 >= Acts.size() || !isCompute(Acts[I + 1].Kind))) {
+        if (!Report)
+          return false;
+        if (!unshown())
           D.report(DiagKind::InvalidValue, loc(R, I),
-                   fmt::format("{} is marked to overlap with the next action, "
-                               "but overlap joins exactly two computes",
+                   fmt::format("{} is marked to overlap with the next "
+                               "action, but overlap joins exactly two "
+                               "computes",
                                describe(S, R, I)));
       }
-      if (isComm(A.Kind) && A.Peer != R) {
-        int32_t PS = partnerStage(A);
-        if (PS < T.firstStage(A.Microbatch) || PS > T.lastStage(A.Microbatch)) {
-          if (unshown())
-            continue;
-          D.report(DiagKind::StrayAction, loc(R, I),
-                   fmt::format("{} carries nothing: stage {} is the {} stage",
-                               describe(S, R, I), A.Stage,
-                               PS < 0 ? "first" : "last"));
-          continue;
-        }
-        // A partner stage on this very rank needs no message: the deadlock
-        // pass reports the comm as wrong-peer (it must work standalone).
-        if (T.rankOf(PS) == R)
-          continue;
-      }
-      uint32_t &P = Cells.at(slotOf(A.Kind), A.Microbatch, A.Stage);
-      if (P != None) {
+    }
+    if (isComm(A.Kind) && A.Peer != R) {
+      int32_t PS = partnerStage(A);
+      if (PS < T.firstStage(A.Microbatch) || PS > T.lastStage(A.Microbatch)) {
+        if (!Report)
+          return false;
         if (unshown())
           continue;
-        size_t First = local(R, P);
-        D.report(
-             DiagKind::DuplicateAction, loc(R, I),
-             fmt::format("{} appears twice on rank {}", describe(S, R, I), R))
-            .note(loc(R, First),
-                  fmt::format("first as {}", describe(S, R, First)));
+        D.report(DiagKind::StrayAction, loc(R, I),
+                 fmt::format("{} carries nothing: stage {} is the {} stage",
+                             describe(S, R, I), A.Stage,
+                             PS < 0 ? "first" : "last"));
         continue;
       }
-      P = gid(R, I);
+      // A partner stage on this very rank needs no message: the deadlock
+      // pass reports the comm as wrong-peer (it must work standalone).
+      if (T.rankOf(PS) == R)
+        continue;
     }
+    uint32_t &P = Cells.at(slotOf(A.Kind), A.Microbatch, A.Stage);
+    if (P != None) {
+      if (!Report)
+        return false;
+      if (unshown())
+        continue;
+      size_t First = local(R, P);
+      D.report(DiagKind::DuplicateAction, loc(R, I),
+               fmt::format("{} appears twice on rank {}", describe(S, R, I), R))
+          .note(loc(R, First),
+                fmt::format("first as {}", describe(S, R, First)));
+      continue;
+    }
+    P = gid(R, I);
   }
+  return true;
 }
 
 uint64_t Verifier::completenessErrors() const {
@@ -332,7 +380,14 @@ void Verifier::checkComplete() {
   }
 }
 
-void Verifier::checkRank(int32_t R) {
+void Verifier::checkRanks() {
+  if (allClean([&](int32_t R) { return checkRank<false>(R); }))
+    return;
+  for (int32_t R = 0; R < T.Ranks; ++R)
+    checkRank<true>(R);
+}
+
+template <bool Report> bool Verifier::checkRank(int32_t R) {
   const auto &Acts = S.Ranks[R].Actions;
   for (size_t I = 0; I < Acts.size(); ++I) {
     const Action &X = Acts[I];
@@ -370,6 +425,8 @@ void Verifier::checkRank(int32_t R) {
     if (Prod != None) {
       size_t PI = local(R, Prod);
       bool Overlapped = PI >= UnitStart && PI <= UnitEnd;
+      if (!Report && (Overlapped || PI > I))
+        return false;
       if ((Overlapped || PI > I) && unshown()) {
         // counted, not formatted
       } else if (Overlapped)
@@ -390,6 +447,8 @@ void Verifier::checkRank(int32_t R) {
       int32_t From = T.rankOf(Pr.Stage);
       ActionKind RK = analysis::inputRecvKind(T, X);
       uint32_t Rv = Cells.get(slotOf(RK), X.Microbatch, X.Stage);
+      if (!Report && (Rv == None || local(R, Rv) > UnitStart))
+        return false;
       if ((Rv == None || local(R, Rv) > UnitStart) && unshown()) {
         // counted, not formatted
       } else if (Rv == None) {
@@ -413,6 +472,8 @@ void Verifier::checkRank(int32_t R) {
       int32_t To = T.rankOf(Cs);
       ActionKind SK = analysis::outputSendKind(T, X);
       uint32_t Sd = Cells.get(slotOf(SK), X.Microbatch, X.Stage);
+      if (!Report && (Sd == None || local(R, Sd) < UnitEnd))
+        return false;
       if ((Sd == None || local(R, Sd) < UnitEnd) && unshown()) {
         // counted, not formatted
       } else if (Sd == None) {
@@ -430,6 +491,7 @@ void Verifier::checkRank(int32_t R) {
       }
     }
   }
+  return true;
 }
 
 bool Verifier::run() {
@@ -446,8 +508,7 @@ bool Verifier::run() {
   Base.back() = N;
   registerActions();
   checkComplete();
-  for (int32_t R = 0; R < T.Ranks; ++R)
-    checkRank(R);
+  checkRanks();
   return D.numErrors() == Before;
 }
 

@@ -26,6 +26,7 @@
 #include "pps/passes/AlignBubbles.h"
 #include "pps/passes/InsertComms.h"
 #include "pps/pipeline/PassPipeline.h"
+#include "pps/support/Parallel.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -37,6 +38,7 @@
 #include <algorithm>
 #include <deque>
 #include <map>
+#include <random>
 #include <tuple>
 
 using namespace pps;
@@ -565,6 +567,22 @@ TEST(FastPaths, AlignBubblesTakesTheMakespanInsertCommsComputed) {
   EXPECT_GE(Compared, 200u);
 }
 
+void expectSameMatching(const analysis::Matching &Got,
+                        const analysis::Matching &Want,
+                        const std::string &Name) {
+  EXPECT_EQ(Got.Partner, Want.Partner) << Name;
+  EXPECT_EQ(Got.Peer, Want.Peer) << Name;
+  ASSERT_EQ(Got.Channels.size(), Want.Channels.size()) << Name;
+  for (size_t C = 0; C < Got.Channels.size(); ++C) {
+    const analysis::ChannelMatch &G = Got.Channels[C], &W = Want.Channels[C];
+    EXPECT_EQ(std::tie(G.Src, G.Dst, G.Sends, G.Recvs, G.FirstBad,
+                       G.BadOrdinal, G.BadCount, G.FirstLoose, G.LooseCount),
+              std::tie(W.Src, W.Dst, W.Sends, W.Recvs, W.FirstBad,
+                       W.BadOrdinal, W.BadCount, W.FirstLoose, W.LooseCount))
+        << Name << ", channel " << C;
+  }
+}
+
 TEST(FastPaths, MatchingEqualsTheMapReference) {
   size_t Compared = 0;
   for (const Input &In : inputs()) {
@@ -576,20 +594,69 @@ TEST(FastPaths, MatchingEqualsTheMapReference) {
     passes::PassContext Ctx{D, {}};
     Ctx.MaxActions = uint64_t(1) << 30;
     passes::createInsertCommsPass()->run(S, Ctx);
-    analysis::Matching Got = analysis::matchComms(S);
-    analysis::Matching Want = referenceMatching(S);
-    EXPECT_EQ(Got.Partner, Want.Partner) << In.Name;
-    EXPECT_EQ(Got.Peer, Want.Peer) << In.Name;
-    ASSERT_EQ(Got.Channels.size(), Want.Channels.size()) << In.Name;
-    for (size_t C = 0; C < Got.Channels.size(); ++C) {
-      const analysis::ChannelMatch &G = Got.Channels[C], &W = Want.Channels[C];
-      EXPECT_EQ(std::tie(G.Src, G.Dst, G.Sends, G.Recvs, G.FirstBad,
-                         G.BadOrdinal, G.BadCount, G.FirstLoose, G.LooseCount),
-                std::tie(W.Src, W.Dst, W.Sends, W.Recvs, W.FirstBad,
-                         W.BadOrdinal, W.BadCount, W.FirstLoose, W.LooseCount))
-          << In.Name << ", channel " << C;
-    }
+    expectSameMatching(analysis::matchComms(S), referenceMatching(S), In.Name);
     ++Compared;
   }
   EXPECT_GE(Compared, 300u);
+}
+
+// Big schedules are matched rank by rank on a few threads: the channels
+// must come out numbered, and every finding counted, as one walk over the
+// ranks would. Edits make mismatched pairs, unmatched operations, channels
+// only receives use, self comms and peers out of range.
+TEST(FastPaths, MatchingOnThreadsEqualsTheMapReference) {
+  SourceManager SM;
+  DiagnosticEngine D(SM);
+  std::optional<ir::Schedule> Base = frontend::compileBuffer(
+      "big.pps",
+      "pipeline p { ranks 16; stages 2 * P; microbatches 1100; "
+      "schedule interleaved_1f1b(); }\n",
+      SM, D, options());
+  ASSERT_TRUE(Base);
+  passes::PassContext Ctx{D, {}};
+  passes::createInsertCommsPass()->run(*Base, Ctx);
+  ASSERT_FALSE(D.hasErrors());
+  ASSERT_GT(threadsForActions(Base->numActions()), 1u)
+      << "the schedule is big enough for the threads (PPS_THREADS=1?)";
+  auto NumRanks = int32_t(Base->Ranks.size());
+  expectSameMatching(analysis::matchComms(*Base), referenceMatching(*Base),
+                     "unedited");
+  std::mt19937 Rng(18);
+  for (int Round = 0; Round < 12; ++Round) {
+    ir::Schedule S = *Base;
+    for (int Edit = 0; Edit < 1 + Round % 4; ++Edit) {
+      auto R = size_t(Rng() % uint32_t(NumRanks));
+      auto &Acts = S.Ranks[R].Actions;
+      size_t I = Rng() % Acts.size();
+      while (I < Acts.size() && !ir::isComm(Acts[I].Kind))
+        ++I;
+      if (I == Acts.size())
+        continue;
+      switch ((Round + Edit) % 5) {
+      case 0: // swap with the next comm: a FIFO mismatch
+        for (size_t J = I + 1; J < Acts.size(); ++J)
+          if (ir::isComm(Acts[J].Kind) && Acts[J].Peer == Acts[I].Peer) {
+            std::swap(Acts[I], Acts[J]);
+            break;
+          }
+        break;
+      case 1: // dropped: its partner is unmatched
+        Acts.erase(Acts.begin() + ptrdiff_t(I));
+        break;
+      case 2: // a receive from a rank that never sends here
+        Acts.insert(Acts.begin() + ptrdiff_t(I),
+                    ir::Action::comm(ir::ActionKind::RecvF, 0, 0,
+                                     int32_t(R + 3) % NumRanks, {}));
+        break;
+      case 3: // to itself
+        Acts[I].Peer = int32_t(R);
+        break;
+      case 4: // to no rank
+        Acts[I].Peer = NumRanks + 1;
+        break;
+      }
+    }
+    expectSameMatching(analysis::matchComms(S), referenceMatching(S),
+                       fmt::format("round {}", Round));
+  }
 }
