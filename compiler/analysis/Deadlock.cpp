@@ -64,6 +64,18 @@ bool satisfied(const ir::Schedule &S, const Matching &M,
   return QS.Cursor > YL || (QS.Posted && YL < QS.GroupEnd);
 }
 
+/// Per action kind: true for a send whose message is eager (the schema's
+/// rule, decided once per kind instead of once per operation).
+struct EagerSends {
+  bool Of[schema::NumKinds] = {};
+  EagerSends(const ir::Schedule &S, const DeadlockResult &R) {
+    for (unsigned K = 0; K < schema::NumKinds; ++K)
+      Of[K] = ir::isSend(ir::ActionKind(K)) &&
+              eagerMessage(S, R, ir::ActionKind(K));
+  }
+  bool operator()(ir::ActionKind K) const { return Of[unsigned(K)]; }
+};
+
 /// Walks the graph, leaving each rank's state in R; true if all finish.
 bool walk(const ir::Schedule &S, const Matching &M, DeadlockResult &R) {
   int32_t NumRanks = int32_t(S.Ranks.size());
@@ -73,13 +85,75 @@ bool walk(const ir::Schedule &S, const Matching &M, DeadlockResult &R) {
   for (int32_t Rk = NumRanks; Rk-- > 0;)
     Work.push_back(Rk);
   bool Batched = R.Model == CommModel::Batched;
+  EagerSends Eager(S, R);
+  const uint32_t *Partner = M.Partner.data();
+  const uint32_t *Base = M.Ids.Base.data();
+  DeadlockResult::RankState *Ranks = R.Ranks.data();
+
+  // A group of one (every model but batched): the operation is matched if
+  // it is an eager send or its partner is posted (or done).
+  auto PostOne = [&](int32_t Rk, const Action &A, uint32_t C) {
+    DeadlockResult::RankState &RS = Ranks[Rk];
+    RS.Cursor = C;
+    RS.GroupEnd = C + 1;
+    RS.Posted = 1;
+    uint32_t Y = Partner[Base[Rk] + C];
+    bool EagerSend = Eager(A.Kind);
+    if (Y == NoAction) {
+      RS.Remaining = !EagerSend;
+      return;
+    }
+    int32_t Q = A.Peer; // a partner is on the peer's rank
+    uint32_t YL = Y - Base[Q];
+    DeadlockResult::RankState &QS = Ranks[Q];
+    bool PartnerPosted = QS.Cursor > YL || (QS.Posted && YL < QS.GroupEnd);
+    RS.Remaining = !(EagerSend || PartnerPosted);
+    // Wake the partner if its posted group was waiting for this post. A
+    // receive whose send is eager wakes nobody: the send never waited.
+    // (The send's own message decides: a mismatched pair may carry another
+    // kind than the receive expects.)
+    if (!ir::isSend(A.Kind) && Eager(S.Ranks[Q].Actions[YL].Kind))
+      return;
+    if (QS.Posted && YL >= QS.Cursor && YL < QS.GroupEnd && QS.Remaining > 0)
+      if (--QS.Remaining == 0 && Q != Rk)
+        Work.push_back(Q);
+  };
+  // A batched group [Start, End).
+  auto PostGroup = [&](int32_t Rk, const Action *Acts, uint32_t Start,
+                       uint32_t End) {
+    DeadlockResult::RankState &RS = Ranks[Rk];
+    RS.Cursor = Start;
+    RS.GroupEnd = End;
+    RS.Posted = 1;
+    uint32_t Rem = 0;
+    for (uint32_t I = Start; I < End; ++I)
+      Rem += !satisfied(S, M, R, Rk, Start, End, I);
+    RS.Remaining = Rem;
+    // Wake partners whose posted groups were waiting for this post.
+    for (uint32_t I = Start; I < End; ++I) {
+      uint32_t Y = Partner[Base[Rk] + I];
+      if (Y == NoAction)
+        continue;
+      int32_t Q = Acts[I].Peer;
+      uint32_t YL = Y - Base[Q];
+      if (!ir::isSend(Acts[I].Kind) && Eager(S.Ranks[Q].Actions[YL].Kind))
+        continue;
+      if (Q == Rk && YL >= Start && YL < End)
+        continue;
+      DeadlockResult::RankState &QS = Ranks[Q];
+      if (QS.Posted && YL >= QS.Cursor && YL < QS.GroupEnd &&
+          QS.Remaining > 0)
+        if (--QS.Remaining == 0 && Q != Rk)
+          Work.push_back(Q);
+    }
+  };
 
   while (!Work.empty()) {
     int32_t Rk = Work.back();
     Work.pop_back();
     const Action *Acts = S.Ranks[Rk].Actions.data();
     uint32_t N = uint32_t(S.Ranks[Rk].Actions.size());
-    DeadlockResult::RankState &RS = R.Ranks[Rk];
+    DeadlockResult::RankState &RS = Ranks[Rk];
     uint32_t C = RS.Cursor;
     for (;;) {
       if (RS.Posted) {
@@ -92,38 +166,14 @@ bool walk(const ir::Schedule &S, const Matching &M, DeadlockResult &R) {
         ++C;
       if (C == N)
         break;
-      uint32_t Start = C, End = C + 1;
-      if (Batched)
-        while (End < N && ir::isComm(Acts[End].Kind))
-          ++End;
-      RS.Cursor = C;
-      RS.GroupEnd = End;
-      RS.Posted = 1;
-      uint32_t Rem = 0;
-      for (uint32_t I = Start; I < End; ++I)
-        Rem += !satisfied(S, M, R, Rk, Start, End, I);
-      RS.Remaining = Rem;
-      // Wake partners whose posted groups were waiting for this post.
-      for (uint32_t I = Start; I < End; ++I) {
-        uint32_t Y = M.Partner[M.Ids.gid(Rk, I)];
-        if (Y == NoAction)
-          continue;
-        int32_t Q = Acts[I].Peer;
-        uint32_t YL = uint32_t(M.Ids.indexOn(Q, Y));
-        // A receive whose send is eager wakes nobody: the send never waited.
-        // (The send's own message decides: a mismatched pair may carry
-        // another kind than the receive expects.)
-        if (!ir::isSend(Acts[I].Kind) &&
-            eagerMessage(S, R, S.Ranks[Q].Actions[YL].Kind))
-          continue;
-        if (Q == Rk && YL >= Start && YL < End)
-          continue;
-        DeadlockResult::RankState &QS = R.Ranks[Q];
-        if (QS.Posted && YL >= QS.Cursor && YL < QS.GroupEnd &&
-            QS.Remaining > 0)
-          if (--QS.Remaining == 0 && Q != Rk)
-            Work.push_back(Q);
+      if (!Batched) {
+        PostOne(Rk, Acts[C], C);
+        continue;
       }
+      uint32_t End = C + 1;
+      while (End < N && ir::isComm(Acts[End].Kind))
+        ++End;
+      PostGroup(Rk, Acts, C, End);
     }
     RS.Cursor = C;
   }

@@ -12,6 +12,10 @@
 //                             12.6M actions): linear up to 12.6M.
 //   BM_InsertComms1F1B1024/M  insert-comms alone on the same, M = 256 ..
 //                             4096 (25M actions).
+//   BM_MatchInterleaved64x2/M, BM_DeadlockInterleaved64x2/M
+//                             the deadlock pass's two parts alone on the
+//                             lowered interleaved schedule: the matching,
+//                             and the happens-before walk given it.
 //
 // Counters: actions (after insert-comms), actions/s and time/action per
 // CPU second of the lint (one thread; CPU time, since the machine may be
@@ -26,6 +30,8 @@
 #include "../unit/passes/Schedules.h"
 #include "BenchUtil.h"
 
+#include "pps/analysis/Deadlock.h"
+#include "pps/analysis/Matching.h"
 #include "pps/passes/Deadlock.h"
 #include "pps/passes/InsertComms.h"
 #include "pps/passes/Memory.h"
@@ -35,6 +41,7 @@
 
 #include <cstdio>
 #include <functional>
+#include <map>
 
 using namespace pps;
 
@@ -114,6 +121,43 @@ BENCHMARK(BM_InsertComms1F1B1024)
     ->Range(256, 4096)
     ->Unit(benchmark::kMillisecond)
     ->MinTime(1.0);
+
+/// The lowered interleaved schedule (insert-comms' output), built once.
+const ir::Schedule &lowered(int32_t M) {
+  static std::map<int32_t, ir::Schedule> Cache;
+  auto [It, New] = Cache.try_emplace(M);
+  if (New) {
+    It->second = testing::interleaved(64, 2, M);
+    SourceManager SM;
+    DiagnosticEngine D(SM);
+    passes::PassContext Ctx{D, {}};
+    passes::createInsertCommsPass()->run(It->second, Ctx);
+  }
+  return It->second;
+}
+
+void BM_MatchInterleaved64x2(benchmark::State &State) {
+  const ir::Schedule &S = lowered(int32_t(State.range(0)));
+  for (auto _ : State)
+    benchmark::DoNotOptimize(analysis::matchComms(S));
+  bench::reportActions(State, double(S.numActions()), 0);
+}
+BENCHMARK(BM_MatchInterleaved64x2)
+    ->Arg(4096)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+void BM_DeadlockInterleaved64x2(benchmark::State &State) {
+  const ir::Schedule &S = lowered(int32_t(State.range(0)));
+  analysis::Matching M = analysis::matchComms(S);
+  for (auto _ : State)
+    benchmark::DoNotOptimize(analysis::checkDeadlock(S, M, S.Comm));
+  bench::reportActions(State, double(S.numActions()), 0);
+}
+BENCHMARK(BM_DeadlockInterleaved64x2)
+    ->Arg(4096)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 } // namespace
 
