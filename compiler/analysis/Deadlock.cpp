@@ -141,8 +141,7 @@ bool walk(const ir::Schedule &S, const Matching &M, DeadlockResult &R) {
       if (Q == Rk && YL >= Start && YL < End)
         continue;
       DeadlockResult::RankState &QS = Ranks[Q];
-      if (QS.Posted && YL >= QS.Cursor && YL < QS.GroupEnd &&
-          QS.Remaining > 0)
+      if (QS.Posted && YL >= QS.Cursor && YL < QS.GroupEnd && QS.Remaining > 0)
         if (--QS.Remaining == 0 && Q != Rk)
           Work.push_back(Q);
     }

@@ -575,10 +575,10 @@ void expectSameMatching(const analysis::Matching &Got,
   ASSERT_EQ(Got.Channels.size(), Want.Channels.size()) << Name;
   for (size_t C = 0; C < Got.Channels.size(); ++C) {
     const analysis::ChannelMatch &G = Got.Channels[C], &W = Want.Channels[C];
-    EXPECT_EQ(std::tie(G.Src, G.Dst, G.Sends, G.Recvs, G.FirstBad,
-                       G.BadOrdinal, G.BadCount, G.FirstLoose, G.LooseCount),
-              std::tie(W.Src, W.Dst, W.Sends, W.Recvs, W.FirstBad,
-                       W.BadOrdinal, W.BadCount, W.FirstLoose, W.LooseCount))
+    EXPECT_EQ(std::tie(G.Src, G.Dst, G.Sends, G.Recvs, G.FirstBad, G.BadOrdinal,
+                       G.BadCount, G.FirstLoose, G.LooseCount),
+              std::tie(W.Src, W.Dst, W.Sends, W.Recvs, W.FirstBad, W.BadOrdinal,
+                       W.BadCount, W.FirstLoose, W.LooseCount))
         << Name << ", channel " << C;
   }
 }
