@@ -88,15 +88,22 @@ size_t actionOfUnit(const Schedule &S, int32_t Rank, uint32_t LocalUnit) {
 /// and its producer one send.
 uint64_t crossRankInputs(const Schedule &S) {
   const Topology &T = S.Topo;
+  std::vector<uint64_t> PerRank(S.Ranks.size(), 0);
+  parallelFor(S.Ranks.size(), threadsForActions(S.numActions()),
+              [&](size_t R, unsigned) {
+                uint64_t N = 0;
+                for (const Action &A : S.Ranks[R].Actions) {
+                  if (!isCompute(A.Kind))
+                    continue;
+                  schema::Producer P = analysis::producerOf(T, A);
+                  N += P.CrossStage && P.Stage >= 0 && P.Stage < T.Stages &&
+                       T.StageToRank[P.Stage] != int32_t(R);
+                }
+                PerRank[R] = N;
+              });
   uint64_t N = 0;
-  for (size_t R = 0; R < S.Ranks.size(); ++R)
-    for (const Action &A : S.Ranks[R].Actions) {
-      if (!isCompute(A.Kind))
-        continue;
-      schema::Producer P = analysis::producerOf(T, A);
-      N += P.CrossStage && P.Stage >= 0 && P.Stage < T.Stages &&
-           T.StageToRank[P.Stage] != int32_t(R);
-    }
+  for (uint64_t X : PerRank)
+    N += X;
   return N;
 }
 
