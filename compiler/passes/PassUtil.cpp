@@ -1,8 +1,6 @@
 //===- PassUtil.cpp - helpers shared by the passes ------------------------===//
 #include "PassUtil.h"
 
-#include "pps/support/Parallel.h"
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -101,13 +99,10 @@ static bool isRegistered(const Topology &T, const UnitIndex &U, const Action &A,
 
 /// Fills TL.CrossProd and TL.CrossCons: for every unit member, the unit on
 /// another rank that produces its cross-stage input (the lookups describe
-/// only the registered occurrence of a compute), and its inverse. Without
-/// duplicates a producer entry has at most one consumer, so the ranks write
-/// disjoint entries and run on a few threads for big schedules.
+/// only the registered occurrence of a compute), and its inverse.
 static void linkUnits(const Schedule &S, const UnitIndex &U, Timeline &TL) {
   const Topology &T = S.Topo;
-  unsigned Threads = U.HasDuplicates ? 1 : threadsForActions(S.numActions());
-  parallelFor(S.Ranks.size(), Threads, [&](size_t R, unsigned) {
+  for (size_t R = 0; R < S.Ranks.size(); ++R) {
     const auto &Acts = S.Ranks[R].Actions;
     uint32_t Lo = U.RankBase[R], Hi = U.RankBase[R + 1];
     forEachUnitMember(Acts, Lo, [&](size_t I, unsigned J, uint32_t Unit) {
@@ -121,7 +116,7 @@ static void linkUnits(const Schedule &S, const UnitIndex &U, Timeline &TL) {
       TL.CrossProd[size_t(Unit) * 2 + J] = P;
       TL.CrossCons[EP] = Unit * 2 + J;
     });
-  });
+  }
 }
 
 namespace {
