@@ -3,11 +3,14 @@
 // Shared by the benchmarks in tests/bench: peak memory per action (the
 // growth of the peak RSS while one unit of work runs, from VmHWM reset
 // through /proc/self/clear_refs after malloc_trim; getrusage's ru_maxrss,
-// which cannot be reset, where the kernel does not allow the reset) and
-// the counters every speed figure reports.
+// which cannot be reset, where the kernel does not allow the reset), the
+// counters every speed figure reports, and a main that sets the heap up as
+// ppsc does.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
+
+#include "pps/driver/Heap.h"
 
 #include <benchmark/benchmark.h>
 
@@ -84,6 +87,26 @@ inline void reportActions(benchmark::State &St, double Actions,
   if (Faults >= 0 && St.iterations() > 0)
     St.counters["faults/kaction"] =
         double(Faults) * 1000.0 / (double(St.iterations()) * Actions);
+}
+
+/// The benchmark's main, with the heap set up as ppsc sets it up for a
+/// batch run (pps/driver/Heap.h: memory is kept and reused, not unmapped
+/// and faulted in again), so that the figures are those of the command
+/// line. PPS_BENCH_HEAP=glibc keeps glibc's defaults: what a long-running
+/// embedder (the Python module, the language server) gets.
+inline int mainWithPpscHeap(int Argc, char **Argv) {
+  const char *Heap = std::getenv("PPS_BENCH_HEAP");
+  if (!Heap || std::strcmp(Heap, "glibc") != 0)
+    driver::tuneHeapForBatchRun();
+  benchmark::Initialize(&Argc, Argv);
+  if (benchmark::ReportUnrecognizedArguments(Argc, Argv))
+    return 1;
+  benchmark::AddCustomContext("heap", Heap && std::strcmp(Heap, "glibc") == 0
+                                          ? "glibc defaults"
+                                          : "as ppsc (pps/driver/Heap.h)");
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
 }
 
 } // namespace pps::bench

@@ -24,6 +24,9 @@
 // schedule, over the actions it ends with), faults/kaction (minor page
 // faults of the timed lint per 1000 actions).
 //
+// The heap is set up as ppsc sets it up (bench::mainWithPpscHeap);
+// PPS_BENCH_HEAP=glibc measures with glibc's defaults instead.
+//
 //   build/bench/bench_lint --benchmark_counters_tabular=true
 //
 //===----------------------------------------------------------------------===//
@@ -62,6 +65,7 @@ size_t lint(ir::Schedule &S, bool InsertOnly) {
   }
   passes::PassContext Ctx{D, {}};
   Ctx.MaxActions = uint64_t(1) << 30; // 25M actions at the largest size
+  driver::adviseHugePagesForPasses(); // as ppsc does before its passes
   if (!PM.run(S, Ctx) || (!InsertOnly && !Ctx.Results.DeadlockFree)) {
     std::fprintf(stderr, "bench_lint: the schedule did not lint clean\n");
     std::abort();
@@ -161,4 +165,6 @@ BENCHMARK(BM_DeadlockInterleaved64x2)
 
 } // namespace
 
-BENCHMARK_MAIN();
+int main(int Argc, char **Argv) {
+  return pps::bench::mainWithPpscHeap(Argc, Argv);
+}

@@ -14,6 +14,9 @@
 // simulator uses a second thread for its setup and memory figures);
 // items_per_second and actions/s are actions per second.
 //
+// The heap is set up as ppsc sets it up (bench::mainWithPpscHeap);
+// PPS_BENCH_HEAP=glibc measures with glibc's defaults instead.
+//
 //   build/bench/bench_sim --benchmark_counters_tabular=true
 //
 //===----------------------------------------------------------------------===//
@@ -160,4 +163,6 @@ BENCHMARK(BM_ChromeTrace)
     ->UseRealTime()
     ->Iterations(2);
 
-BENCHMARK_MAIN();
+int main(int Argc, char **Argv) {
+  return pps::bench::mainWithPpscHeap(Argc, Argv);
+}
