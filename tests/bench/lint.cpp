@@ -12,6 +12,7 @@
 //                             12.6M actions): linear up to 12.6M.
 //   BM_InsertComms1F1B1024/M  insert-comms alone on the same, M = 256 ..
 //                             4096 (25M actions).
+//   BM_InsertCommsInterleaved64x2/4096  insert-comms alone, interleaved.
 //   BM_MatchInterleaved64x2/M, BM_DeadlockInterleaved64x2/M
 //                             the deadlock pass's two parts alone on the
 //                             lowered interleaved schedule: the matching,
@@ -112,6 +113,16 @@ void BM_LintOneFOneB1024(benchmark::State &State) {
 BENCHMARK(BM_LintOneFOneB1024)
     ->RangeMultiplier(2)
     ->Range(256, 2048)
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(1.0);
+
+void BM_InsertCommsInterleaved64x2(benchmark::State &State) {
+  runLint(
+      State, [](int32_t M) { return testing::interleaved(64, 2, M); },
+      /*InsertOnly=*/true);
+}
+BENCHMARK(BM_InsertCommsInterleaved64x2)
+    ->Arg(4096)
     ->Unit(benchmark::kMillisecond)
     ->MinTime(1.0);
 
