@@ -80,7 +80,7 @@ frontend::FrontendOptions options() {
 const std::vector<Input> &inputs() {
   static const std::vector<Input> All = [] {
     std::vector<Input> Out;
-    auto Add = [&](std::string Name, std::optional<ir::Schedule> S) {
+    auto Add = [&](const std::string &Name, std::optional<ir::Schedule> S) {
       if (!S)
         return;
       ir::Schedule Zero = *S, Late = *S;
