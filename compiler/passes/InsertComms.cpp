@@ -246,7 +246,9 @@ uint64_t InsertCommsPass::placeConsumer(Schedule &S, const UnitIndex &U,
   std::vector<uint64_t> Inserted(NumRanks, 0);
   std::vector<llvm::SmallVector<Event, 16>> Scratch(Threads);
   parallelFor(NumRanks, Threads, [&](size_t R, unsigned Worker) {
-    auto &Acts = S.Ranks[R].Actions;
+    // The old program, read through a local view (a reference to the
+    // vector would be reloaded after every store into the new one).
+    llvm::ArrayRef<Action> Acts = S.Ranks[R].Actions;
     // The exact size (from the timeline's links), so the rank's new program
     // is allocated once.
     size_t Extra = 0;
@@ -333,7 +335,7 @@ uint64_t InsertCommsPass::placeConsumer(Schedule &S, const UnitIndex &U,
     }
     for (; Head < Pending.size(); ++Head)
       New.push_back(Pending[Head].A);
-    Acts = std::move(New);
+    S.Ranks[R].Actions = std::move(New);
     Inserted[R] = Added;
   });
   uint64_t Total = 0;
