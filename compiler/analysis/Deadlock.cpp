@@ -43,6 +43,12 @@ bool perPeer(const DeadlockResult &R) {
   return R.Stream.Scope == ir::StreamScope::Peer;
 }
 
+/// True if operation YL of the rank in state QS is posted (its group is) or
+/// done (the rank's cursor is past it).
+bool postedOrDone(const DeadlockResult::RankState &QS, size_t YL) {
+  return QS.Cursor > YL || (QS.Posted && YL < QS.GroupEnd);
+}
+
 /// True if operation I of Rank's posted group [Start, End) is matched:
 /// its partner is posted (or it is an eager send).
 bool satisfied(const ir::Schedule &S, const Matching &M,
@@ -60,8 +66,7 @@ bool satisfied(const ir::Schedule &S, const Matching &M,
   size_t YL = M.Ids.indexOn(Q, Y);
   if (Q == Rank && YL >= Start && YL < End)
     return true; // both ends in the group being posted
-  const DeadlockResult::RankState &QS = R.Ranks[Q];
-  return QS.Cursor > YL || (QS.Posted && YL < QS.GroupEnd);
+  return postedOrDone(R.Ranks[Q], YL);
 }
 
 /// Per action kind: true for a send whose message is eager (the schema's
@@ -90,6 +95,20 @@ bool walk(const ir::Schedule &S, const Matching &M, DeadlockResult &R) {
   const uint32_t *Base = M.Ids.Base.data();
   DeadlockResult::RankState *Ranks = R.Ranks.data();
 
+  // Operation A of Rk, whose partner is operation YL of rank Q (A's peer)
+  // outside A's own group, was just posted: wakes Q if its posted group was
+  // waiting for it.
+  // A receive whose send is eager wakes nobody: the send never waited. (The
+  // send's own message decides: a mismatched pair may carry another kind
+  // than the receive expects.)
+  auto WakePartner = [&](int32_t Rk, const Action &A, int32_t Q, uint32_t YL) {
+    if (!ir::isSend(A.Kind) && Eager(S.Ranks[Q].Actions[YL].Kind))
+      return;
+    DeadlockResult::RankState &QS = Ranks[Q];
+    if (QS.Posted && YL >= QS.Cursor && YL < QS.GroupEnd && QS.Remaining > 0)
+      if (--QS.Remaining == 0 && Q != Rk)
+        Work.push_back(Q);
+  };
   // A group of one (every model but batched): the operation is matched if
   // it is an eager send or its partner is posted (or done).
   auto PostOne = [&](int32_t Rk, const Action &A, uint32_t C) {
@@ -105,18 +124,8 @@ bool walk(const ir::Schedule &S, const Matching &M, DeadlockResult &R) {
     }
     int32_t Q = A.Peer; // a partner is on the peer's rank
     uint32_t YL = Y - Base[Q];
-    DeadlockResult::RankState &QS = Ranks[Q];
-    bool PartnerPosted = QS.Cursor > YL || (QS.Posted && YL < QS.GroupEnd);
-    RS.Remaining = !(EagerSend || PartnerPosted);
-    // Wake the partner if its posted group was waiting for this post. A
-    // receive whose send is eager wakes nobody: the send never waited.
-    // (The send's own message decides: a mismatched pair may carry another
-    // kind than the receive expects.)
-    if (!ir::isSend(A.Kind) && Eager(S.Ranks[Q].Actions[YL].Kind))
-      return;
-    if (QS.Posted && YL >= QS.Cursor && YL < QS.GroupEnd && QS.Remaining > 0)
-      if (--QS.Remaining == 0 && Q != Rk)
-        Work.push_back(Q);
+    RS.Remaining = !(EagerSend || postedOrDone(Ranks[Q], YL));
+    WakePartner(Rk, A, Q, YL);
   };
   // A batched group [Start, End).
   auto PostGroup = [&](int32_t Rk, const Action *Acts, uint32_t Start,
@@ -129,21 +138,14 @@ bool walk(const ir::Schedule &S, const Matching &M, DeadlockResult &R) {
     for (uint32_t I = Start; I < End; ++I)
       Rem += !satisfied(S, M, R, Rk, Start, End, I);
     RS.Remaining = Rem;
-    // Wake partners whose posted groups were waiting for this post.
     for (uint32_t I = Start; I < End; ++I) {
       uint32_t Y = Partner[Base[Rk] + I];
       if (Y == NoAction)
         continue;
       int32_t Q = Acts[I].Peer;
       uint32_t YL = Y - Base[Q];
-      if (!ir::isSend(Acts[I].Kind) && Eager(S.Ranks[Q].Actions[YL].Kind))
-        continue;
-      if (Q == Rk && YL >= Start && YL < End)
-        continue;
-      DeadlockResult::RankState &QS = Ranks[Q];
-      if (QS.Posted && YL >= QS.Cursor && YL < QS.GroupEnd && QS.Remaining > 0)
-        if (--QS.Remaining == 0 && Q != Rk)
-          Work.push_back(Q);
+      if (Q != Rk || YL < Start || YL >= End) // not both ends in the group
+        WakePartner(Rk, Acts[I], Q, YL);
     }
   };
 

@@ -88,23 +88,19 @@ size_t actionOfUnit(const Schedule &S, int32_t Rank, uint32_t LocalUnit) {
 /// and its producer one send.
 uint64_t crossRankInputs(const Schedule &S) {
   const Topology &T = S.Topo;
-  std::vector<uint64_t> PerRank(S.Ranks.size(), 0);
-  parallelFor(S.Ranks.size(), threadsForActions(S.numActions()),
-              [&](size_t R, unsigned) {
-                uint64_t N = 0;
-                for (const Action &A : S.Ranks[R].Actions) {
-                  if (!isCompute(A.Kind))
-                    continue;
-                  schema::Producer P = analysis::producerOf(T, A);
-                  N += P.CrossStage && P.Stage >= 0 && P.Stage < T.Stages &&
-                       T.StageToRank[P.Stage] != int32_t(R);
-                }
-                PerRank[R] = N;
-              });
-  uint64_t N = 0;
-  for (uint64_t X : PerRank)
-    N += X;
-  return N;
+  return parallelSum(S.Ranks.size(), threadsForActions(S.numActions()),
+                     [&](size_t R, unsigned) {
+                       uint64_t N = 0;
+                       for (const Action &A : S.Ranks[R].Actions) {
+                         if (!isCompute(A.Kind))
+                           continue;
+                         schema::Producer P = analysis::producerOf(T, A);
+                         N += P.CrossStage && P.Stage >= 0 &&
+                              P.Stage < T.Stages &&
+                              T.StageToRank[P.Stage] != int32_t(R);
+                       }
+                       return N;
+                     });
 }
 
 } // namespace
@@ -243,9 +239,8 @@ uint64_t InsertCommsPass::placeConsumer(Schedule &S, const UnitIndex &U,
   // its own scratch: the programs do not depend on the threads.
   size_t NumRanks = S.Ranks.size();
   unsigned Threads = threadsForActions(S.numActions());
-  std::vector<uint64_t> Inserted(NumRanks, 0);
   std::vector<llvm::SmallVector<Event, 16>> Scratch(Threads);
-  parallelFor(NumRanks, Threads, [&](size_t R, unsigned Worker) {
+  return parallelSum(NumRanks, Threads, [&](size_t R, unsigned Worker) {
     // The old program, read through a local view (a reference to the
     // vector would be reloaded after every store into the new one).
     llvm::ArrayRef<Action> Acts = S.Ranks[R].Actions;
@@ -260,7 +255,7 @@ uint64_t InsertCommsPass::placeConsumer(Schedule &S, const UnitIndex &U,
     llvm::SmallVector<Event, 16> &Pending = Scratch[Worker];
     Pending.clear();
     size_t Head = 0;
-    uint64_t Added = 0; // stored once: the ranks' counters share lines
+    uint64_t Added = 0;
     // Insertion from the back: most events arrive in key order. The event
     // is built in its slot (a copy of a just-built one stalls on store
     // forwarding).
@@ -336,12 +331,8 @@ uint64_t InsertCommsPass::placeConsumer(Schedule &S, const UnitIndex &U,
     for (; Head < Pending.size(); ++Head)
       New.push_back(Pending[Head].A);
     S.Ranks[R].Actions = std::move(New);
-    Inserted[R] = Added;
+    return Added;
   });
-  uint64_t Total = 0;
-  for (uint64_t N : Inserted)
-    Total += N;
-  return Total;
 }
 
 llvm::StringRef commPlacementName(CommPlacement P) {

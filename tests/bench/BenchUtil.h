@@ -96,14 +96,14 @@ inline void reportActions(benchmark::State &St, double Actions,
 /// embedder (the Python module, the language server) gets.
 inline int mainWithPpscHeap(int Argc, char **Argv) {
   const char *Heap = std::getenv("PPS_BENCH_HEAP");
-  if (!Heap || std::strcmp(Heap, "glibc") != 0)
+  bool Glibc = Heap && std::strcmp(Heap, "glibc") == 0;
+  if (!Glibc)
     driver::tuneHeapForBatchRun();
   benchmark::Initialize(&Argc, Argv);
   if (benchmark::ReportUnrecognizedArguments(Argc, Argv))
     return 1;
-  benchmark::AddCustomContext("heap", Heap && std::strcmp(Heap, "glibc") == 0
-                                          ? "glibc defaults"
-                                          : "as ppsc (pps/driver/Heap.h)");
+  benchmark::AddCustomContext("heap", Glibc ? "glibc defaults"
+                                            : "as ppsc (pps/driver/Heap.h)");
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

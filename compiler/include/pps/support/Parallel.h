@@ -70,4 +70,17 @@ void parallelFor(size_t N, unsigned Threads, const Fn &Body) {
     T.join();
 }
 
+/// The sum of Body(Index, Worker) over every Index in [0, N), each term
+/// computed as parallelFor computes it and added in index order.
+template <typename Fn>
+uint64_t parallelSum(size_t N, unsigned Threads, const Fn &Body) {
+  std::vector<uint64_t> Terms(N, 0);
+  parallelFor(N, Threads,
+              [&](size_t I, unsigned Worker) { Terms[I] = Body(I, Worker); });
+  uint64_t Sum = 0;
+  for (uint64_t T : Terms)
+    Sum += T;
+  return Sum;
+}
+
 } // namespace pps
