@@ -9,7 +9,9 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <deque>
 #include <functional>
+#include <memory>
 
 namespace pps::synth {
 
@@ -313,12 +315,166 @@ Evaluation evaluate(const Problem &P, const Order &O, bool KeepStarts) {
   return E;
 }
 
+namespace {
+
+/// The start times of a valid order, kept up to date as fillGaps swaps
+/// adjacent jobs: a job starts when the job before it on its rank ends and
+/// its producer's output has arrived, computed with evaluate()'s own
+/// operations, so the times are the same doubles evaluate() gives the new
+/// order. A swap re-times the two jobs, and each job whose time changed
+/// re-times the job after it and its consumers: the work is what the move
+/// changes, not the whole order (at P = 128, M = 256 fillGaps took 256
+/// rounds of a whole evaluation each, a sixth of synth's time).
+class Retimer {
+public:
+  Retimer(const Problem &P, const Order &O, std::vector<double> Starts)
+      : P(P), O(O), Start(std::move(Starts)) {
+    const int32_t N = P.numJobs();
+    End.resize(size_t(N));
+    Pos.resize(size_t(N));
+    Producer.resize(size_t(N));
+    std::vector<int32_t> Count(size_t(N) + 1, 0);
+    for (const std::vector<Job> &Jobs : O.Ranks)
+      for (size_t K = 0; K < Jobs.size(); ++K) {
+        const Job &J = Jobs[K];
+        int32_t Id = P.index(J.Kind, J.Stage, J.Mb);
+        End[size_t(Id)] = Start[size_t(Id)] + P.cost(J.Kind, J.Stage);
+        Pos[size_t(Id)] = int32_t(K);
+        std::optional<Job> Pr = P.producerOf(J);
+        int32_t Prod = Pr ? P.index(Pr->Kind, Pr->Stage, Pr->Mb) : -1;
+        Producer[size_t(Id)] = Prod;
+        if (Prod >= 0)
+          ++Count[size_t(Prod) + 1];
+      }
+    for (int32_t Id = 0; Id < N; ++Id)
+      Count[size_t(Id) + 1] += Count[size_t(Id)];
+    ConsumerAt = Count;
+    Consumers.resize(size_t(Count[size_t(N)]));
+    for (int32_t Id = 0; Id < N; ++Id)
+      if (Producer[size_t(Id)] >= 0)
+        Consumers[size_t(Count[size_t(Producer[size_t(Id)])]++)] = Id;
+    Queued.assign(size_t(N), 0);
+  }
+
+  double start(int32_t Id) const { return Start[size_t(Id)]; }
+
+  /// Jobs K and K + 1 of rank R have been swapped in the order.
+  void swapped(int32_t R, size_t K) {
+    for (size_t X : {K, K + 1}) {
+      const Job &J = O.Ranks[size_t(R)][X];
+      int32_t Id = P.index(J.Kind, J.Stage, J.Mb);
+      Pos[size_t(Id)] = int32_t(X);
+      push(Id);
+    }
+    // The job after them follows another job now.
+    if (K + 2 < O.Ranks[size_t(R)].size())
+      push(idOf(O.Ranks[size_t(R)][K + 2]));
+  }
+
+  /// Re-times every job the swaps since the last call affect; false if
+  /// that took more than a few whole orders' work (a cycle, which a valid
+  /// move cannot make; the caller then evaluates from scratch).
+  bool propagate() {
+    size_t Work = 0, Limit = 4 * Start.size() + 64;
+    while (!Queue.empty()) {
+      if (++Work > Limit)
+        return false;
+      int32_t Id = Queue.front();
+      Queue.pop_front();
+      Queued[size_t(Id)] = 0;
+      const Job J = job(Id);
+      const int32_t R = P.rankOf(J.Stage);
+      const std::vector<Job> &Jobs = O.Ranks[size_t(R)];
+      const size_t K = size_t(Pos[size_t(Id)]);
+      // As evaluate(): the rank's free time, then the producer's arrival.
+      double Ready = K == 0 ? 0.0 : End[size_t(idOf(Jobs[K - 1]))];
+      int32_t Dep = Producer[size_t(Id)];
+      if (Dep >= 0) {
+        int32_t DepStage = (Dep / P.Microbatches) % P.Stages;
+        double Arr = End[size_t(Dep)] +
+                     (P.rankOf(DepStage) != R ? P.Latency : 0.0);
+        Ready = std::max(Ready, Arr);
+      }
+      double C = P.cost(J.Kind, J.Stage);
+      if (Ready == Start[size_t(Id)] && Ready + C == End[size_t(Id)])
+        continue;
+      Start[size_t(Id)] = Ready;
+      End[size_t(Id)] = Ready + C;
+      if (K + 1 < Jobs.size())
+        push(idOf(Jobs[K + 1]));
+      for (int32_t X = ConsumerAt[size_t(Id)]; X < ConsumerAt[size_t(Id) + 1];
+           ++X)
+        push(Consumers[size_t(X)]);
+    }
+    return true;
+  }
+
+  /// evaluate()'s makespan: the latest end of a rank's last job.
+  double makespan() const {
+    double M = 0;
+    for (const std::vector<Job> &Jobs : O.Ranks)
+      if (!Jobs.empty())
+        M = std::max(M, End[size_t(idOf(Jobs.back()))]);
+    return M;
+  }
+
+private:
+  int32_t idOf(const Job &J) const { return P.index(J.Kind, J.Stage, J.Mb); }
+  Job job(int32_t Id) const {
+    const int32_t PerKind = P.Stages * P.Microbatches;
+    return {JobKind(Id / PerKind), Id % P.Microbatches,
+            (Id / P.Microbatches) % P.Stages};
+  }
+  void push(int32_t Id) {
+    if (!Queued[size_t(Id)]) {
+      Queued[size_t(Id)] = 1;
+      Queue.push_back(Id);
+    }
+  }
+
+  const Problem &P;
+  const Order &O;
+  std::vector<double> Start, End;
+  std::vector<int32_t> Pos, Producer, ConsumerAt, Consumers;
+  std::vector<uint8_t> Queued;
+  std::deque<int32_t> Queue;
+};
+
+/// The largest per-rank peak of the order's memory.
+int64_t rankPeak(const Problem &P, const std::vector<Job> &Jobs) {
+  int64_t Mem = 0, Peak = 0;
+  for (const Job &J : Jobs)
+    Peak = std::max(Peak, Mem += P.memoryDelta(J.Kind, J.Stage));
+  return Peak;
+}
+
+} // namespace
+
 unsigned fillGaps(const Problem &P, Order &O) {
   const double Eps = 1e-9;
   unsigned Moves = 0;
   Evaluation E = evaluate(P, O, /*KeepStarts=*/true);
   if (!E.Valid)
     return 0;
+  double Makespan = E.Makespan;
+  llvm::SmallVector<int64_t, 8> Peaks = E.PeakMemory;
+  int64_t MaxPeak = E.MaxPeakMemory;
+  auto T = std::make_unique<Retimer>(P, O, std::move(E.Start));
+  // After the swaps of a round: the times (from scratch if re-timing
+  // failed), and the peaks of the ranks that moved.
+  auto Settle = [&](llvm::ArrayRef<std::pair<int32_t, size_t>> Swaps) {
+    for (auto [R, K] : Swaps)
+      T->swapped(R, K);
+    if (!T->propagate()) {
+      Evaluation Fresh = evaluate(P, O, /*KeepStarts=*/true);
+      if (!Fresh.Valid)
+        return false;
+      T = std::make_unique<Retimer>(P, O, std::move(Fresh.Start));
+    }
+    for (auto [R, K] : Swaps)
+      Peaks[size_t(R)] = rankPeak(P, O.Ranks[size_t(R)]);
+    return true;
+  };
   // Each move puts a backward job one place earlier, so this terminates;
   // the cap only bounds pathological inputs.
   for (unsigned Round = 0; Round < 100000; ++Round) {
@@ -330,7 +486,7 @@ unsigned fillGaps(const Problem &P, Order &O) {
       for (size_t K = 0; K + 1 < Jobs.size(); ++K) {
         const Job &A = Jobs[K], &Bj = Jobs[K + 1];
         int32_t IdA = P.index(A.Kind, A.Stage, A.Mb);
-        double StartA = E.Start[IdA];
+        double StartA = T->start(IdA);
         double Gap = StartA - Free;
         Free = StartA + P.cost(A.Kind, A.Stage);
         if (Gap <= Eps || Bj.Kind == JobKind::F ||
@@ -342,7 +498,7 @@ unsigned fillGaps(const Problem &P, Order &O) {
         if (Prod >= 0) {
           int32_t PStage = (Prod / P.Microbatches) % P.Stages;
           JobKind PK = JobKind(Prod / (P.Microbatches * P.Stages));
-          double Arr = E.Start[Prod] + P.cost(PK, PStage) +
+          double Arr = T->start(Prod) + P.cost(PK, PStage) +
                        (P.rankOf(PStage) != R ? P.Latency : 0.0);
           if (Arr > StartA - Gap + Eps)
             continue;
@@ -355,25 +511,34 @@ unsigned fillGaps(const Problem &P, Order &O) {
       break;
     // A move alone never delays anything (the job fits in the gap and only
     // makes its consumers' inputs earlier); moves on several ranks at once
-    // can shrink each other's gaps, so fall back to one if they do.
-    Order Before = O;
-    for (auto [R, K] : Found)
-      std::swap(O.Ranks[R][K], O.Ranks[R][K + 1]);
-    Evaluation E2 = evaluate(P, O, true);
-    if (Found.size() > 1 && (!E2.Valid || E2.Makespan > E.Makespan + Eps ||
-                             E2.MaxPeakMemory > E.MaxPeakMemory)) {
-      O = Before; // a copy: Before is restored again if E2 is invalid
-      auto [R, K] = Found.front();
-      std::swap(O.Ranks[R][K], O.Ranks[R][K + 1]);
-      Found.resize(1);
-      E2 = evaluate(P, O, true);
-    }
-    if (!E2.Valid) {
-      O = std::move(Before);
+    // can shrink each other's gaps, so fall back to one if they do. No
+    // set of moves makes the order wait on itself: each moved job's input
+    // ended before the job it passes started.
+    auto SwapAll = [&](llvm::ArrayRef<std::pair<int32_t, size_t>> Swaps) {
+      for (auto [R, K] : Swaps)
+        std::swap(O.Ranks[R][K], O.Ranks[R][K + 1]);
+    };
+    SwapAll(Found);
+    if (!Settle(Found)) {
+      SwapAll(Found);
       break;
     }
+    int64_t NewPeak = *std::max_element(Peaks.begin(), Peaks.end());
+    if (Found.size() > 1 &&
+        (T->makespan() > Makespan + Eps || NewPeak > MaxPeak)) {
+      llvm::ArrayRef<std::pair<int32_t, size_t>> Undo(Found);
+      Undo = Undo.drop_front();
+      SwapAll(Undo);
+      if (!Settle(Undo)) {
+        SwapAll(Found.front());
+        break;
+      }
+      Found.resize(1);
+      NewPeak = *std::max_element(Peaks.begin(), Peaks.end());
+    }
     Moves += Found.size();
-    E = std::move(E2);
+    Makespan = T->makespan();
+    MaxPeak = NewPeak;
   }
   return Moves;
 }
