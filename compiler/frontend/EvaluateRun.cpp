@@ -648,7 +648,7 @@ DoRankEnter : {
     notInt(*Rs.Rank, V, "a rank");
     PPS_ABORT();
   }
-  if (!ensureReady(Rs.Loc))
+  if (LLVM_UNLIKELY(!Ready) && !ensureReady(Rs.Loc))
     PPS_ABORT();
   if (V.I < 0 || V.I >= Out.Topo.Ranks) {
     fail(DiagKind::OutOfRange, Rs.Rank->Loc,
@@ -666,10 +666,11 @@ DoEmitCompute : {
   auto &N = *static_cast<ActionNode *>(const_cast<void *>(O->Node));
   int64_t Mb = R[O->A].I;
   // The common case, checkCompute's and emit's checks inline: a rank,
-  // a microbatch and a stage in range, room under the action limit.
-  if (LLVM_LIKELY(O->B >= 0 && CurRank >= 0 && Mb >= 0 && Mb < *NMicro &&
+  // a microbatch and a stage in range (written, or the rank's only one),
+  // room under the action limit.
+  if (LLVM_LIKELY(CurRank >= 0 && Mb >= 0 && Mb < *NMicro &&
                   Emitted < Opts.MaxActions)) {
-    int64_t St = R[O->B].I;
+    int64_t St = O->B >= 0 ? R[O->B].I : OnlyStage[size_t(CurRank)];
     if (LLVM_LIKELY(St >= 0 && St < Out.Topo.Stages)) {
       ++Emitted;
       Out.Ranks[size_t(CurRank)].Actions.push_back(ir::Action::compute(
