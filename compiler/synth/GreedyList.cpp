@@ -392,7 +392,9 @@ bool Greedy::run(Order &Out) {
     // With several stages per rank the neighbours repeat (V: both stages
     // of rank r border ranks r - 1 and r + 1); deciding again would give
     // the same answer.
-    llvm::sort(Touched);
+    // (std::sort: a handful of ranks, sorted in place; llvm::sort hands
+    // them to qsort, a call per commit.)
+    std::sort(Touched.begin(), Touched.end());
     Touched.erase(std::unique(Touched.begin(), Touched.end()), Touched.end());
     for (int32_t R : Touched)
       SetPending(R, decide(R));

@@ -53,12 +53,14 @@ const char *const Notation = "FfBbWw";
 struct SlotTable {
   int8_t Index[256];
   int8_t Kind[256]; // JobKind, or -1
+  bool Lower[256];  // f b w: chunk 0's backward passes, chunk 1's forward
 };
 SlotTable makeSlotTable() {
   SlotTable T;
   for (int C = 0; C < 256; ++C) {
     T.Index[C] = -1;
     T.Kind[C] = -1;
+    T.Lower[C] = C == 'f' || C == 'b' || C == 'w';
   }
   for (int I = 0; I < Period; ++I) {
     auto C = static_cast<unsigned char>(Notation[I]);
@@ -152,9 +154,13 @@ public:
   /// and cooldown steps, which never lower the steady-state peak below what
   /// the limit allows... in practice; see docs/synthesis.md. Peak is the
   /// result's peak in chunks (the steps keep it at the steady state's).
-  /// RawInOut: Out already holds buildRaw's rows of the same patterns.
+  /// RawInOut: Out already holds buildRaw's rows of the same patterns,
+  /// whose peak under the problem's model is RawPeak.
   bool build(const std::vector<Pattern> &Pats, Rows &Out, int &Peak,
-             int64_t Limit, bool RawInOut = false);
+             int64_t Limit, bool RawInOut = false, int64_t RawPeak = -1);
+  /// Whether build() starts from buildRaw's rows (or repeats the patterns
+  /// for more microbatches).
+  bool buildReusesRaw() const { return std::max(M, 2 * P) == M; }
   /// The repeated patterns cut to M microbatches, without the warmup and
   /// cooldown rewrite (how the stdlib's V-Half and V-Min are built: the
   /// block order, idle slots squeezed out by timing).
@@ -180,6 +186,7 @@ private:
   /// search builds hundreds of candidates).
   Rows Scratch;
   std::vector<std::array<int, 6>> Idx;
+  std::vector<int> UpAt, DownAt, Up, Down, UpFill, DownFill;
 };
 
 void PatternSchedule::clearInvalid(Rows &S, int MM) {
@@ -342,42 +349,78 @@ bool PatternSchedule::squeeze(Rows &S, int MM) {
   std::vector<std::array<int, 6>> Cnt(P, {0, 0, 0, 0, 0, 0});
   Idx.assign(size_t(P) * MM, {-1, -1, -1, -1, -1, -1});
   std::vector<int> StageIndex(P, 0);
-  for (int J = 0; J < Len; ++J)
-    for (int Dir = 0; Dir < 2; ++Dir)
-      for (int K = 0; K < P; ++K) {
-        int I = Dir == 0 ? K : P - 1 - K;
-        char Id = S[I][J];
-        if (Id == ' ')
-          continue;
-        bool Lower = Id == 'f' || Id == 'b' || Id == 'w';
-        if ((Dir == 0) == Lower)
-          continue;
-        int Sl = slotIndex(Id);
-        int C = Cnt[I][Sl];
-        if (C >= MM)
-          return false;
-        int Index;
-        if (Id == 'W' || Id == 'w' || (I == 0 && (Id == 'F' || Id == 'B')) ||
-            (I == P - 1 && (Id == 'f' || Id == 'b'))) {
-          Index = StageIndex[I];
-        } else if (Id == 'F' || Id == 'B') {
-          int Prev = Idx[size_t(C) * P + I - 1][Sl];
-          if (Prev < 0)
-            return false;
-          Index = std::max(Prev + 1, StageIndex[I]);
-        } else {
-          int Prev = Idx[size_t(C) * P + I + 1][Sl];
-          if (Prev < 0)
-            return false;
-          Index = std::max(Prev + 1, StageIndex[I]);
-        }
-        if (Index >= Len)
-          return false;
-        Out[I][Index] = Id;
-        Cnt[I][Sl] = C + 1;
-        Idx[size_t(C) * P + I][Sl] = Index;
-        StageIndex[I] = Index + 1;
+  // The slots are taken column by column, in each column F B W in rank
+  // order and then f b w in reverse rank order (each waits on the rank
+  // before it in that order). The rows are mostly empty, so the passes are
+  // listed first, row by row, and only they are visited: Up and Down hold
+  // the ranks of each column's F B W and f b w, from UpAt[J] and DownAt[J].
+  UpAt.assign(size_t(Len) + 1, 0);
+  DownAt.assign(size_t(Len) + 1, 0);
+  for (int I = 0; I < P; ++I) {
+    const char *Row = S[I].data();
+    for (int J = 0; J < Len; ++J)
+      if (Row[J] != ' ')
+        ++(Slots.Lower[static_cast<unsigned char>(Row[J])] ? DownAt
+                                                             : UpAt)[J + 1];
+  }
+  for (int J = 0; J < Len; ++J) {
+    UpAt[J + 1] += UpAt[J];
+    DownAt[J + 1] += DownAt[J];
+  }
+  Up.resize(size_t(UpAt[Len]));
+  Down.resize(size_t(DownAt[Len]));
+  // Down is filled in rank order too, and each column's part reversed.
+  UpFill.assign(UpAt.begin(), UpAt.end() - 1);
+  DownFill.assign(DownAt.begin(), DownAt.end() - 1);
+  for (int I = 0; I < P; ++I) {
+    const char *Row = S[I].data();
+    for (int J = 0; J < Len; ++J)
+      if (Row[J] != ' ') {
+        if (Slots.Lower[static_cast<unsigned char>(Row[J])])
+          Down[size_t(DownFill[J]++)] = I;
+        else
+          Up[size_t(UpFill[J]++)] = I;
       }
+  }
+  for (int J = 0; J < Len; ++J)
+    std::reverse(Down.begin() + DownAt[J], Down.begin() + DownAt[J + 1]);
+  auto Take = [&](int I, int J) {
+    char Id = S[I][J];
+    int Sl = slotIndex(Id);
+    int C = Cnt[I][Sl];
+    if (C >= MM)
+      return false;
+    int Index;
+    if (Id == 'W' || Id == 'w' || (I == 0 && (Id == 'F' || Id == 'B')) ||
+        (I == P - 1 && (Id == 'f' || Id == 'b'))) {
+      Index = StageIndex[I];
+    } else if (Id == 'F' || Id == 'B') {
+      int Prev = Idx[size_t(C) * P + I - 1][Sl];
+      if (Prev < 0)
+        return false;
+      Index = std::max(Prev + 1, StageIndex[I]);
+    } else {
+      int Prev = Idx[size_t(C) * P + I + 1][Sl];
+      if (Prev < 0)
+        return false;
+      Index = std::max(Prev + 1, StageIndex[I]);
+    }
+    if (Index >= Len)
+      return false;
+    Out[I][Index] = Id;
+    Cnt[I][Sl] = C + 1;
+    Idx[size_t(C) * P + I][Sl] = Index;
+    StageIndex[I] = Index + 1;
+    return true;
+  };
+  for (int J = 0; J < Len; ++J) {
+    for (int X = UpAt[J]; X < UpAt[J + 1]; ++X)
+      if (!Take(Up[size_t(X)], J))
+        return false;
+    for (int X = DownAt[J]; X < DownAt[J + 1]; ++X)
+      if (!Take(Down[size_t(X)], J))
+        return false;
+  }
   S.swap(Out);
   return true;
 }
@@ -493,12 +536,18 @@ void PatternSchedule::buildRaw(const std::vector<Pattern> &Pats, Rows &S) {
 }
 
 bool PatternSchedule::build(const std::vector<Pattern> &Pats, Rows &S,
-                            int &Peak, int64_t Limit, bool RawInOut) {
+                            int &Peak, int64_t Limit, bool RawInOut,
+                            int64_t RawPeak) {
   int MM = std::max(M, 2 * P);
-  if (!RawInOut || MM != M)
+  bool Reuse = RawInOut && buildReusesRaw();
+  if (!Reuse)
     repeatPatterns(Pats, S, MM);
+  // The model's peak first: most candidates stop here, and the caller has
+  // it when the rows are its own.
+  if ((Reuse && RawPeak >= 0 ? RawPeak : peakOf(S, *Memory)) > Limit)
+    return false;
   int InitPeak = peakMemory(S);
-  if (InitPeak > 2 * P || peakOf(S, *Memory) > Limit)
+  if (InitPeak > 2 * P)
     return false;
   if (!warmup(S, MM, InitPeak))
     return false;
@@ -522,11 +571,13 @@ bool PatternSchedule::build(const std::vector<Pattern> &Pats, Rows &S,
   return Peak <= InitPeak;
 }
 
-/// Rows to an order: rank i holds stage i (F b w) and 2P-1-i (f B W).
-Order toOrder(const Rows &S, int P) {
+/// Rows to an order: rank i holds stage i (F b w) and 2P-1-i (f B W),
+/// 6M jobs in all.
+Order toOrder(const Rows &S, int P, int M) {
   Order O;
   O.Ranks.assign(P, {});
   for (int I = 0; I < P; ++I) {
+    O.Ranks[I].reserve(size_t(6) * M);
     int Cnt[6] = {};
     for (char C : S[I]) {
       if (C == ' ')
@@ -553,16 +604,17 @@ void candidateOrders(const Problem &P, const std::vector<Pattern> &Whole,
   const int R = P.Ranks;
   const DeltaTable Memory(P);
   PS.buildRaw(Whole, S);
-  if (peakOf(S, Memory) <= P.MemoryLimit) {
-    Order O = toOrder(S, R);
+  const int64_t RawPeak = peakOf(S, Memory);
+  if (RawPeak <= P.MemoryLimit) {
+    Order O = toOrder(S, R, P.Microbatches);
     Evaluation E = evaluate(P, O);
     Take(/*Raw=*/true, O, E);
   }
   int Peak = 0;
-  if (!PS.build(Whole, S, Peak, P.MemoryLimit, /*RawInOut=*/true) ||
+  if (!PS.build(Whole, S, Peak, P.MemoryLimit, /*RawInOut=*/true, RawPeak) ||
       peakOf(S, Memory) > P.MemoryLimit)
     return;
-  Order O = toOrder(S, R);
+  Order O = toOrder(S, R, P.Microbatches);
   Evaluation E = evaluate(P, O);
   // The rewrite can leave an order that waits on itself at larger P;
   // repair it with the fewest moves rather than drop the pattern.
