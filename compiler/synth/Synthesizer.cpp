@@ -12,7 +12,11 @@
 //===----------------------------------------------------------------------===//
 #include "pps/synth/Algorithms.h"
 
+#include "pps/support/Parallel.h"
+
 #include <fmt/format.h>
+
+#include <future>
 
 namespace pps::synth {
 
@@ -89,6 +93,19 @@ std::optional<Result> synthesize(const Problem &P, const SynthOptions &Opts,
         P.MemBytes ? ir::memoryAmountText(P.memoryModel(), P.memoryUnits(Min))
                    : fmt::format("{:g}", P.memoryUnits(Min))));
 
+  // The stdlib's schedules depend on the problem alone: under V placement
+  // they are compiled from the stdlib (V-Half and V-Min, a sixth of
+  // synth's instructions at P = 64), so that starts now, beside the
+  // heuristics, unless everything is to run on this thread.
+  std::future<std::vector<Result>> Templates;
+  if (Opts.UseHeuristics)
+    Templates = std::async(workerThreads(Opts.Threads) > 1
+                               ? std::launch::async
+                               : std::launch::deferred,
+                           [&] {
+                             return stdlibTemplates(P, Opts.StdlibDir,
+                                                    Opts.Threads);
+                           });
   std::optional<Result> Best;
   auto Offer = [&](std::optional<Result> R) {
     if (R && R->Eval.Valid && R->Eval.MaxPeakMemory <= P.MemoryLimit &&
@@ -115,7 +132,7 @@ std::optional<Result> synthesize(const Problem &P, const SynthOptions &Opts,
     // The stdlib's own schedules: when one beats the search it is polished
     // like the heuristics' best.
     std::optional<Result> Floor;
-    for (Result &T : stdlibTemplates(P, Opts.StdlibDir, Opts.Threads))
+    for (Result &T : Templates.get())
       if (T.Eval.MaxPeakMemory <= P.MemoryLimit &&
           (!Floor || better(T.Eval, Floor->Eval, P.Goal)))
         Floor = std::move(T);
