@@ -1,5 +1,6 @@
 //===- Options.cpp - options shared by every ppsc subcommand --------------===//
 #include "pps/driver/Command.h"
+#include "pps/frontend/Limits.h"
 
 using namespace llvm;
 
@@ -53,9 +54,9 @@ cl::opt<std::string>
                        "any pass reads them"),
               cl::value_desc("FILE"), cl::sub(all()), cl::cat(Category));
 cl::opt<uint64_t> StepBudget("step-budget",
-                             cl::desc("Evaluation step budget (default 200M)"),
-                             cl::init(200'000'000), cl::sub(all()),
-                             cl::cat(Category));
+                             cl::desc("Evaluation step budget (default 1G)"),
+                             cl::init(frontend::DefaultStepBudget),
+                             cl::sub(all()), cl::cat(Category));
 cl::opt<unsigned> ErrorLimit("error-limit",
                              cl::desc("Stop printing after N errors (0 = all)"),
                              cl::init(50), cl::sub(all()), cl::cat(Category));

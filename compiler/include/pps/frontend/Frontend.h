@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "pps/frontend/Limits.h"
 #include "pps/ir/Schedule.h"
 #include "pps/support/Diagnostics.h"
 
@@ -38,7 +39,7 @@ struct FrontendOptions {
   /// "microbatches", "memory_limit", and schedule arguments by name.
   std::map<std::string, int64_t> Overrides;
   /// Maximum evaluation steps (statements + expressions) per compile.
-  uint64_t StepBudget = 200'000'000;
+  uint64_t StepBudget = DefaultStepBudget;
   /// Maximum call depth of fn/schedule calls.
   unsigned RecursionLimit = 256;
   /// Read the lowered layer's plain rank lists with the literal-list reader

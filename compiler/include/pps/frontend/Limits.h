@@ -51,4 +51,10 @@ constexpr int64_t MaxMemoryLimitBytes = int64_t(1) << 50;
 /// idle, FSDP controls).
 constexpr uint64_t MaxActions = ir::DefaultMaxActions;
 
+/// Evaluation steps per compile by default (--step-budget): about two
+/// seconds of evaluation, so an endless loop stops soon, while the
+/// stdlib's constructions fit at the depths models use (V-Half's steps
+/// at 128 ranks: about 230M).
+constexpr uint64_t DefaultStepBudget = 1'000'000'000;
+
 } // namespace pps::frontend

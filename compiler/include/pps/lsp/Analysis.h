@@ -39,7 +39,7 @@ struct AnalysisOptions {
   /// Most diagnostics published per document (errors past it are counted).
   unsigned MaxDiagnostics = 200;
   /// Evaluation step budget per pipeline (as --step-budget).
-  uint64_t StepBudget = 200'000'000;
+  uint64_t StepBudget = frontend::DefaultStepBudget;
 };
 
 /// What a span of the document is.
