@@ -391,8 +391,8 @@ public:
       int32_t Dep = Producer[size_t(Id)];
       if (Dep >= 0) {
         int32_t DepStage = (Dep / P.Microbatches) % P.Stages;
-        double Arr = End[size_t(Dep)] +
-                     (P.rankOf(DepStage) != R ? P.Latency : 0.0);
+        double Arr =
+            End[size_t(Dep)] + (P.rankOf(DepStage) != R ? P.Latency : 0.0);
         Ready = std::max(Ready, Arr);
       }
       double C = P.cost(J.Kind, J.Stage);

@@ -99,13 +99,10 @@ std::optional<Result> synthesize(const Problem &P, const SynthOptions &Opts,
   // heuristics, unless everything is to run on this thread.
   std::future<std::vector<Result>> Templates;
   if (Opts.UseHeuristics)
-    Templates = std::async(workerThreads(Opts.Threads) > 1
-                               ? std::launch::async
-                               : std::launch::deferred,
-                           [&] {
-                             return stdlibTemplates(P, Opts.StdlibDir,
-                                                    Opts.Threads);
-                           });
+    Templates = std::async(
+        workerThreads(Opts.Threads) > 1 ? std::launch::async
+                                        : std::launch::deferred,
+        [&] { return stdlibTemplates(P, Opts.StdlibDir, Opts.Threads); });
   std::optional<Result> Best;
   auto Offer = [&](std::optional<Result> R) {
     if (R && R->Eval.Valid && R->Eval.MaxPeakMemory <= P.MemoryLimit &&

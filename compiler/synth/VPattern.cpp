@@ -361,7 +361,7 @@ bool PatternSchedule::squeeze(Rows &S, int MM) {
     for (int J = 0; J < Len; ++J)
       if (Row[J] != ' ')
         ++(Slots.Lower[static_cast<unsigned char>(Row[J])] ? DownAt
-                                                             : UpAt)[J + 1];
+                                                           : UpAt)[J + 1];
   }
   for (int J = 0; J < Len; ++J) {
     UpAt[J + 1] += UpAt[J];

@@ -193,9 +193,9 @@ TEST(SynthEvaluator, FillGapsEqualsTheWholeEvaluationReference) {
     bool V = Case % 3 == 2;
     int32_t Ranks = 2 + int32_t(Rng() % 7);
     int32_t M = Ranks + int32_t(Rng() % uint32_t(2 * Ranks));
-    Problem P = Problem::make(Ranks, M, V ? ir::Placement::V : ir::Placement::Loop,
-                              {1, 1, 1}, V ? 2 * M : M,
-                              Case % 2 ? Draw(0, 1) : 0.0);
+    Problem P =
+        Problem::make(Ranks, M, V ? ir::Placement::V : ir::Placement::Loop,
+                      {1, 1, 1}, V ? 2 * M : M, Case % 2 ? Draw(0, 1) : 0.0);
     for (JobCost &C : P.Cost)
       C = {Draw(0.25, 3), Draw(0.25, 3), Draw(0.25, 3)};
     std::vector<Order> Orders;
