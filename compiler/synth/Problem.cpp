@@ -211,6 +211,14 @@ static int32_t producerOf(const Problem &P, const Job &J) {
   return Pr ? P.index(Pr->Kind, Pr->Stage, Pr->Mb) : -1;
 }
 
+/// The largest memory of a rank over its order.
+static int64_t rankPeak(const Problem &P, const std::vector<Job> &Jobs) {
+  int64_t Mem = 0, Peak = 0;
+  for (const Job &J : Jobs)
+    Peak = std::max(Peak, Mem += P.memoryDelta(J.Kind, J.Stage));
+  return Peak;
+}
+
 Evaluation evaluate(const Problem &P, const Order &O, bool KeepStarts) {
   Evaluation E;
   const int32_t N = P.numJobs();
@@ -299,9 +307,7 @@ Evaluation evaluate(const Problem &P, const Order &O, bool KeepStarts) {
     E.Makespan = std::max(E.Makespan, Last);
     E.MaxSpan = std::max(E.MaxSpan, Last - First);
     TotalBusy += Busy[R];
-    int64_t Mem = 0, Peak = 0;
-    for (const Job &J : Jobs)
-      Peak = std::max(Peak, Mem += P.memoryDelta(J.Kind, J.Stage));
+    int64_t Peak = rankPeak(P, Jobs);
     E.PeakMemory.push_back(Peak);
     E.MaxPeakMemory = std::max(E.MaxPeakMemory, Peak);
   }
@@ -340,8 +346,7 @@ public:
         int32_t Id = P.index(J.Kind, J.Stage, J.Mb);
         End[size_t(Id)] = Start[size_t(Id)] + P.cost(J.Kind, J.Stage);
         Pos[size_t(Id)] = int32_t(K);
-        std::optional<Job> Pr = P.producerOf(J);
-        int32_t Prod = Pr ? P.index(Pr->Kind, Pr->Stage, Pr->Mb) : -1;
+        int32_t Prod = producerOf(P, J);
         Producer[size_t(Id)] = Prod;
         if (Prod >= 0)
           ++Count[size_t(Prod) + 1];
@@ -382,7 +387,7 @@ public:
       int32_t Id = Queue.front();
       Queue.pop_front();
       Queued[size_t(Id)] = 0;
-      const Job J = job(Id);
+      const Job J = P.job(Id);
       const int32_t R = P.rankOf(J.Stage);
       const std::vector<Job> &Jobs = O.Ranks[size_t(R)];
       const size_t K = size_t(Pos[size_t(Id)]);
@@ -390,9 +395,8 @@ public:
       double Ready = K == 0 ? 0.0 : End[size_t(idOf(Jobs[K - 1]))];
       int32_t Dep = Producer[size_t(Id)];
       if (Dep >= 0) {
-        int32_t DepStage = (Dep / P.Microbatches) % P.Stages;
-        double Arr =
-            End[size_t(Dep)] + (P.rankOf(DepStage) != R ? P.Latency : 0.0);
+        double Arr = End[size_t(Dep)] +
+                     (P.rankOf(P.job(Dep).Stage) != R ? P.Latency : 0.0);
         Ready = std::max(Ready, Arr);
       }
       double C = P.cost(J.Kind, J.Stage);
@@ -420,11 +424,6 @@ public:
 
 private:
   int32_t idOf(const Job &J) const { return P.index(J.Kind, J.Stage, J.Mb); }
-  Job job(int32_t Id) const {
-    const int32_t PerKind = P.Stages * P.Microbatches;
-    return {JobKind(Id / PerKind), Id % P.Microbatches,
-            (Id / P.Microbatches) % P.Stages};
-  }
   void push(int32_t Id) {
     if (!Queued[size_t(Id)]) {
       Queued[size_t(Id)] = 1;
@@ -439,14 +438,6 @@ private:
   std::vector<uint8_t> Queued;
   std::deque<int32_t> Queue;
 };
-
-/// The largest per-rank peak of the order's memory.
-int64_t rankPeak(const Problem &P, const std::vector<Job> &Jobs) {
-  int64_t Mem = 0, Peak = 0;
-  for (const Job &J : Jobs)
-    Peak = std::max(Peak, Mem += P.memoryDelta(J.Kind, J.Stage));
-  return Peak;
-}
 
 } // namespace
 
@@ -496,10 +487,9 @@ unsigned fillGaps(const Problem &P, Order &O) {
         if (Prod == IdA)
           continue;
         if (Prod >= 0) {
-          int32_t PStage = (Prod / P.Microbatches) % P.Stages;
-          JobKind PK = JobKind(Prod / (P.Microbatches * P.Stages));
-          double Arr = T->start(Prod) + P.cost(PK, PStage) +
-                       (P.rankOf(PStage) != R ? P.Latency : 0.0);
+          const Job Pj = P.job(Prod);
+          double Arr = T->start(Prod) + P.cost(Pj.Kind, Pj.Stage) +
+                       (P.rankOf(Pj.Stage) != R ? P.Latency : 0.0);
           if (Arr > StartA - Gap + Eps)
             continue;
         }

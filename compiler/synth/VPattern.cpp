@@ -158,9 +158,6 @@ public:
   /// whose peak under the problem's model is RawPeak.
   bool build(const std::vector<Pattern> &Pats, Rows &Out, int &Peak,
              int64_t Limit, bool RawInOut = false, int64_t RawPeak = -1);
-  /// Whether build() starts from buildRaw's rows (or repeats the patterns
-  /// for more microbatches).
-  bool buildReusesRaw() const { return std::max(M, 2 * P) == M; }
   /// The repeated patterns cut to M microbatches, without the warmup and
   /// cooldown rewrite (how the stdlib's V-Half and V-Min are built: the
   /// block order, idle slots squeezed out by timing).
@@ -539,7 +536,8 @@ bool PatternSchedule::build(const std::vector<Pattern> &Pats, Rows &S,
                             int &Peak, int64_t Limit, bool RawInOut,
                             int64_t RawPeak) {
   int MM = std::max(M, 2 * P);
-  bool Reuse = RawInOut && buildReusesRaw();
+  // buildRaw's rows serve unless the steps need more microbatches.
+  bool Reuse = RawInOut && MM == M;
   if (!Reuse)
     repeatPatterns(Pats, S, MM);
   // The model's peak first: most candidates stop here, and the caller has

@@ -160,6 +160,11 @@ struct Problem {
   int32_t index(JobKind K, int32_t Stage, int32_t Mb) const {
     return (int32_t(K) * Stages + Stage) * Microbatches + Mb;
   }
+  /// The job of a dense index (index()'s inverse).
+  Job job(int32_t Id) const {
+    return {JobKind(Id / (Stages * Microbatches)), Id % Microbatches,
+            (Id / Microbatches) % Stages};
+  }
   /// The job J waits for (the schema's producer rule; the I of stage s+1
   /// stands for its backward), or none for F on the first stage.
   /// (Inline: the evaluator and the greedy search ask per job.)
