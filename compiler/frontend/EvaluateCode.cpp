@@ -382,12 +382,19 @@ void CodeCompiler::layout() {
   Code.BuiltinBase = Code.ConstBase + int32_t(Code.Consts.size());
   Code.FrameSize =
       Code.BuiltinBase + (Code.BuiltinsUsed ? int32_t(Builtin::D) + 1 : 0);
-  auto Fix = [&](int32_t &R) { R = resolve(R); };
+  auto Fix = [&](int32_t &R) {
+    R = resolve(R);
+    if (R >= 0)
+      R *= RegBytes;
+  };
   for (Op &O : Code.Ops) {
     switch (O.Code) {
     case OpCode::Jump:
-      break;                  // A is a target
-    case OpCode::ForIter:     // B a target, C a slot
+      break;              // A is a target
+    case OpCode::ForIter: // B a target, C a slot
+      Fix(O.A);
+      Fix(O.C);
+      break;
     case OpCode::ForNext:     // B, C targets
     case OpCode::BranchFalse: // B is a target
       Fix(O.A);
@@ -420,7 +427,7 @@ void CodeCompiler::layout() {
     }
   }
   for (int32_t &R : Code.ArgRegs)
-    R = resolve(R);
+    Fix(R);
 }
 
 FnCode compileFn(FnDecl &F, bool ConstRegs) {

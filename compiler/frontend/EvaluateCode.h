@@ -39,6 +39,11 @@ struct Value {
   VT T = VT::Int;
 };
 
+/// An op's register fields (and ArgRegs) hold the register's byte offset
+/// in the frame, its index times RegBytes, so the loop adds them to the
+/// frame pointer as they are; -1 (no register) stays -1.
+constexpr int32_t RegBytes = int32_t(sizeof(Value));
+
 enum class OpCode : uint8_t {
   Nop,     ///< only charges steps
   Move,    ///< R[A] = R[B]

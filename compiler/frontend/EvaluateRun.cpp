@@ -53,22 +53,25 @@ static_assert(opOrderIsTheEnums(), "PPS_OPCODES must list OpCode in order");
 
 Flow Evaluator::run(const FnCode &FC) {
   const Op *Ops = FC.Ops.data();
-  Value *R = Stack.data() + Base;
+  // The frame; register fields of the ops are byte offsets into it.
+  char *R = reinterpret_cast<char *>(Stack.data() + Base);
+#define PPS_REG(Offset) (*reinterpret_cast<Value *>(R + (Offset)))
   // The budget lives in a register here; StepsLeft is brought up to date
   // before anything that reads it (the walker, a call, an error) and read
   // back after.
   uint64_t Left = StepsLeft;
-  size_t PC = 0;
-  // The next op: pay its steps, then run it.
-#define PPS_NEXT()                                                             \
+  // Op Target next: pay its steps, then run it. O is the op running.
+#define PPS_GO(Target)                                                         \
   do {                                                                         \
-    O = Ops + PC++;                                                            \
+    O = (Target);                                                              \
     if (LLVM_UNLIKELY(__builtin_sub_overflow(Left, O->Charge, &Left)))         \
       goto BudgetRanOut;                                                       \
     goto *Handlers[size_t(O->Code)];                                           \
   } while (false)
+#define PPS_NEXT() PPS_GO(O + 1)
 #define PPS_SYNC() (StepsLeft = Left)
-#define PPS_RELOAD() (Left = StepsLeft, R = Stack.data() + Base)
+#define PPS_RELOAD()                                                           \
+  (Left = StepsLeft, R = reinterpret_cast<char *>(Stack.data() + Base))
 #define PPS_ABORT()                                                            \
   do {                                                                         \
     PPS_SYNC();                                                                \
@@ -78,7 +81,7 @@ Flow Evaluator::run(const FnCode &FC) {
   // error.
 #define PPS_ARITH(Expr)                                                        \
   {                                                                            \
-    Value L = R[O->B], Rv = R[O->C];                                           \
+    Value L = PPS_REG(O->B), Rv = PPS_REG(O->C);                               \
     int64_t X = L.I, Y = Rv.I, Z;                                              \
     if (LLVM_UNLIKELY(L.T != VT::Int || Rv.T != VT::Int || !(Expr))) {         \
       PPS_SYNC();                                                              \
@@ -86,14 +89,14 @@ Flow Evaluator::run(const FnCode &FC) {
                   Rv);                                                         \
       return Flow::Abort;                                                      \
     }                                                                          \
-    R[O->A] = {Z, VT::Int};                                                    \
+    PPS_REG(O->A) = {Z, VT::Int};                                              \
     PPS_NEXT();                                                                \
   }
   // A comparison of integers (or, for == and !=, of two bools), and the
   // jump of the test it is fused with.
 #define PPS_COMPARE(Cmp, Equality)                                             \
   {                                                                            \
-    Value L = R[O->B], Rv = R[O->C];                                           \
+    Value L = PPS_REG(O->B), Rv = PPS_REG(O->C);                               \
     bool Res;                                                                  \
     if (LLVM_LIKELY(L.T == VT::Int && Rv.T == VT::Int) ||                      \
         ((Equality) && L.T == Rv.T && L.T != VT::Array)) {                     \
@@ -104,42 +107,29 @@ Flow Evaluator::run(const FnCode &FC) {
                   Rv);                                                         \
       return Flow::Abort;                                                      \
     }                                                                          \
-    R[O->A] = {Res, VT::Bool};                                                 \
-    switch (O->Sub) {                                                          \
-    case FuseBranchFalse:                                                      \
-    case FuseAnd:                                                              \
-      if (!Res)                                                                \
-        PC = size_t(O->D);                                                     \
-      break;                                                                   \
-    case FuseOr:                                                               \
-      if (Res)                                                                 \
-        PC = size_t(O->D);                                                     \
-      break;                                                                   \
-    default:                                                                   \
-      break;                                                                   \
-    }                                                                          \
-    PPS_NEXT();                                                                \
+    PPS_REG(O->A) = {Res, VT::Bool};                                           \
+    PPS_GO(O->Sub != FuseNone && Res == (O->Sub == FuseOr) ? Ops + O->D        \
+                                                           : O + 1);           \
   }
   // The same two for operands known to be integers.
 #define PPS_ARITH_I(Expr)                                                      \
   {                                                                            \
-    int64_t X = R[O->B].I, Y = R[O->C].I, Z;                                   \
+    int64_t X = PPS_REG(O->B).I, Y = PPS_REG(O->C).I, Z;                       \
     if (LLVM_UNLIKELY(!(Expr))) {                                              \
       PPS_SYNC();                                                              \
       binaryError(*static_cast<BinaryExpr *>(const_cast<void *>(O->Node)),     \
-                  R[O->B], R[O->C]);                                           \
+                  PPS_REG(O->B), PPS_REG(O->C));                               \
       return Flow::Abort;                                                      \
     }                                                                          \
-    R[O->A] = {Z, VT::Int};                                                    \
+    PPS_REG(O->A) = {Z, VT::Int};                                              \
     PPS_NEXT();                                                                \
   }
 #define PPS_COMPARE_I(Cmp)                                                     \
   {                                                                            \
-    bool Res = R[O->B].I Cmp R[O->C].I;                                        \
-    R[O->A] = {Res, VT::Bool};                                                 \
-    if (O->Sub != FuseNone && Res == (O->Sub == FuseOr))                       \
-      PC = size_t(O->D);                                                       \
-    PPS_NEXT();                                                                \
+    bool Res = PPS_REG(O->B).I Cmp PPS_REG(O->C).I;                            \
+    PPS_REG(O->A) = {Res, VT::Bool};                                           \
+    PPS_GO(O->Sub != FuseNone && Res == (O->Sub == FuseOr) ? Ops + O->D        \
+                                                           : O + 1);           \
   }
   // Direct threading: every handler ends in its own copy of the dispatch
   // (fetch, pay the steps, jump through the table), so each has its own
@@ -150,7 +140,7 @@ Flow Evaluator::run(const FnCode &FC) {
 #undef PPS_HANDLER
   };
   const Op *O;
-  PPS_NEXT();
+  PPS_GO(Ops);
 BudgetRanOut:
   StepsLeft = Left + O->Charge;
   budgetRanOut(FC, *O);
@@ -158,16 +148,16 @@ BudgetRanOut:
 DoNop:
   PPS_NEXT();
 DoMove:
-  R[O->A] = R[O->B];
+  PPS_REG(O->A) = PPS_REG(O->B);
   PPS_NEXT();
 DoBuiltin : {
   auto &N = *static_cast<NameExpr *>(const_cast<void *>(O->Node));
   if (LLVM_LIKELY(ConstsReady)) {
-    R[O->A] = {Consts[size_t(N.BuiltinId)], VT::Int};
+    PPS_REG(O->A) = {Consts[size_t(N.BuiltinId)], VT::Int};
     PPS_NEXT();
   }
   PPS_SYNC();
-  R[O->A] = builtinConst(N.BuiltinId, N.Loc);
+  PPS_REG(O->A) = builtinConst(N.BuiltinId, N.Loc);
   if (Failed)
     return Flow::Abort;
   PPS_NEXT();
@@ -221,36 +211,34 @@ DoEqI:
 DoNeI:
   PPS_COMPARE_I(!=)
 DoAndOr : {
-  Value V = R[O->B];
+  Value V = PPS_REG(O->B);
   if (LLVM_UNLIKELY(V.T != VT::Bool)) {
     notBool(*static_cast<Expr *>(const_cast<void *>(O->Node)), V);
     PPS_ABORT();
   }
   bool L = V.I != 0;
-  R[O->A] = {L, VT::Bool};
-  if (O->Sub ? !L : L)
-    PC = size_t(O->C);
-  PPS_NEXT();
+  PPS_REG(O->A) = {L, VT::Bool};
+  PPS_GO((O->Sub ? !L : L) ? Ops + O->C : O + 1);
 }
 DoToBool : {
-  Value V = R[O->B];
+  Value V = PPS_REG(O->B);
   if (LLVM_UNLIKELY(V.T != VT::Bool)) {
     notBool(*static_cast<Expr *>(const_cast<void *>(O->Node)), V);
     PPS_ABORT();
   }
-  R[O->A] = {V.I != 0, VT::Bool};
+  PPS_REG(O->A) = {V.I != 0, VT::Bool};
   PPS_NEXT();
 }
 DoUnary : {
   auto &U = *static_cast<UnaryExpr *>(const_cast<void *>(O->Node));
-  Value V = R[O->B];
+  Value V = PPS_REG(O->B);
   if (U.Op == UnOp::Not) {
     if (V.T != VT::Bool) {
       fail(DiagKind::TypeMismatch, U.Loc,
            fmt::format("'!' needs a bool, got {}", typeName(V.T)));
       PPS_ABORT();
     }
-    R[O->A] = {!V.I, VT::Bool};
+    PPS_REG(O->A) = {!V.I, VT::Bool};
     PPS_NEXT();
   }
   if (V.T != VT::Int) {
@@ -262,11 +250,11 @@ DoUnary : {
     fail(DiagKind::IntegerOverflow, U.Loc, "negation overflows 64 bits");
     PPS_ABORT();
   }
-  R[O->A] = {-V.I, VT::Int};
+  PPS_REG(O->A) = {-V.I, VT::Int};
   PPS_NEXT();
 }
 DoIndex : {
-  Value A = R[O->B], I = R[O->C];
+  Value A = PPS_REG(O->B), I = PPS_REG(O->C);
   auto &X = *static_cast<IndexExpr *>(const_cast<void *>(O->Node));
   if (LLVM_UNLIKELY(I.T != VT::Int)) {
     notInt(*X.Index, I, "an index");
@@ -284,12 +272,12 @@ DoIndex : {
                      Arr.size()));
     PPS_ABORT();
   }
-  R[O->A] = {Arr[size_t(I.I)], VT::Int};
+  PPS_REG(O->A) = {Arr[size_t(I.I)], VT::Int};
   PPS_NEXT();
 }
 DoIndexSum : {
   auto &X = *static_cast<IndexExpr *>(const_cast<void *>(O->Node));
-  Value L = R[O->C], Rv = R[O->D];
+  Value L = PPS_REG(O->C), Rv = PPS_REG(O->D);
   int64_t I;
   bool Typed = O->Sub == SumAddI || O->Sub == SumSubI ||
                (L.T == VT::Int && Rv.T == VT::Int);
@@ -301,7 +289,7 @@ DoIndexSum : {
     binaryError(static_cast<BinaryExpr &>(*X.Index), L, Rv);
     return Flow::Abort;
   }
-  Value A = R[O->B];
+  Value A = PPS_REG(O->B);
   if (LLVM_UNLIKELY(A.T != VT::Array)) {
     fail(DiagKind::TypeMismatch, X.Base->Loc,
          fmt::format("'{}' is {}, not an array", X.Base->Name, typeName(A.T)));
@@ -314,11 +302,11 @@ DoIndexSum : {
                      Arr.size()));
     PPS_ABORT();
   }
-  R[O->A] = {Arr[size_t(I)], VT::Int};
+  PPS_REG(O->A) = {Arr[size_t(I)], VT::Int};
   PPS_NEXT();
 }
 DoCheckInt : {
-  Value V = R[O->A];
+  Value V = PPS_REG(O->A);
   if (LLVM_UNLIKELY(V.T != VT::Int)) {
     notInt(*static_cast<Expr *>(const_cast<void *>(O->Node)), V,
            whatName(O->Sub));
@@ -327,23 +315,23 @@ DoCheckInt : {
   PPS_NEXT();
 }
 DoMinMax : {
-  Value V = R[O->C];
+  Value V = PPS_REG(O->C);
   if (LLVM_UNLIKELY(V.T != VT::Int)) {
     notInt(*static_cast<Expr *>(const_cast<void *>(O->Node)), V, "an integer");
     PPS_ABORT();
   }
-  int64_t X = R[O->B].I;
-  R[O->A] = {O->Sub ? std::min(X, V.I) : std::max(X, V.I), VT::Int};
+  int64_t X = PPS_REG(O->B).I;
+  PPS_REG(O->A) = {O->Sub ? std::min(X, V.I) : std::max(X, V.I), VT::Int};
   PPS_NEXT();
 }
 DoDivMod : {
   auto &C = *static_cast<CallExpr *>(const_cast<void *>(O->Node));
-  Value Y = R[O->C];
+  Value Y = PPS_REG(O->C);
   if (Y.T != VT::Int) {
     notInt(*C.Args[1].Value, Y, "an integer");
     PPS_ABORT();
   }
-  int64_t X = R[O->B].I;
+  int64_t X = PPS_REG(O->B).I;
   if (Y.I == 0) {
     fail(DiagKind::DivisionByZero, C.Args[1].Value->Loc,
          fmt::format("{} by zero", C.Callee));
@@ -353,13 +341,14 @@ DoDivMod : {
     fail(DiagKind::IntegerOverflow, C.Loc, "division overflows 64 bits");
     PPS_ABORT();
   }
-  R[O->A] = {C.BuiltinId == Builtin::Div ? floorDiv(X, Y.I) : floorMod(X, Y.I),
-             VT::Int};
+  PPS_REG(O->A) = {C.BuiltinId == Builtin::Div ? floorDiv(X, Y.I)
+                                               : floorMod(X, Y.I),
+                   VT::Int};
   PPS_NEXT();
 }
 DoAbs : {
   auto &C = *static_cast<CallExpr *>(const_cast<void *>(O->Node));
-  Value X = R[O->B];
+  Value X = PPS_REG(O->B);
   if (X.T != VT::Int) {
     notInt(*C.Args[0].Value, X, "an integer");
     PPS_ABORT();
@@ -368,22 +357,22 @@ DoAbs : {
     fail(DiagKind::IntegerOverflow, C.Loc, "abs overflows 64 bits");
     PPS_ABORT();
   }
-  R[O->A] = {X.I < 0 ? -X.I : X.I, VT::Int};
+  PPS_REG(O->A) = {X.I < 0 ? -X.I : X.I, VT::Int};
   PPS_NEXT();
 }
 DoModel : {
   auto &C = *static_cast<CallExpr *>(const_cast<void *>(O->Node));
   PPS_SYNC();
   std::optional<int64_t> V =
-      modelValue(Builtin(O->Sub), O->B < 0 ? 0 : R[O->B].I, C);
+      modelValue(Builtin(O->Sub), O->B < 0 ? 0 : PPS_REG(O->B).I, C);
   if (!V)
     PPS_ABORT();
-  R[O->A] = {*V, VT::Int};
+  PPS_REG(O->A) = {*V, VT::Int};
   PPS_NEXT();
 }
 DoRankOf : {
   auto &C = *static_cast<CallExpr *>(const_cast<void *>(O->Node));
-  Value S = R[O->B];
+  Value S = PPS_REG(O->B);
   if (S.T != VT::Int) {
     notInt(*C.Args[0].Value, S, "an integer");
     PPS_ABORT();
@@ -396,17 +385,17 @@ DoRankOf : {
                      Out.Topo.Stages - 1));
     PPS_ABORT();
   }
-  R[O->A] = {Out.Topo.StageToRank[size_t(S.I)], VT::Int};
+  PPS_REG(O->A) = {Out.Topo.StageToRank[size_t(S.I)], VT::Int};
   PPS_NEXT();
 }
 DoStageOf : {
   auto &C = *static_cast<CallExpr *>(const_cast<void *>(O->Node));
-  Value Ch = R[O->C];
+  Value Ch = PPS_REG(O->C);
   if (Ch.T != VT::Int) {
     notInt(*C.Args[1].Value, Ch, "an integer");
     PPS_ABORT();
   }
-  int64_t Rk = R[O->B].I;
+  int64_t Rk = PPS_REG(O->B).I;
   if (!ensureTopology(C.Loc))
     PPS_ABORT();
   if (Rk < 0 || Rk >= Out.Topo.Ranks) {
@@ -421,17 +410,17 @@ DoStageOf : {
                      L.size(), L.size() == 1 ? "" : "s", Ch.I));
     PPS_ABORT();
   }
-  R[O->A] = {L[size_t(Ch.I)], VT::Int};
+  PPS_REG(O->A) = {L[size_t(Ch.I)], VT::Int};
   PPS_NEXT();
 }
 DoArray : {
   auto &C = *static_cast<CallExpr *>(const_cast<void *>(O->Node));
-  Value Init = R[O->C];
+  Value Init = PPS_REG(O->C);
   if (Init.T != VT::Int) {
     notInt(*C.Args[1].Value, Init, "an integer");
     PPS_ABORT();
   }
-  int64_t N = R[O->B].I;
+  int64_t N = PPS_REG(O->B).I;
   if (N < 0 || N > MaxArray) {
     fail(DiagKind::OutOfRange, C.Args[0].Value->Loc,
          fmt::format("array length {} is out of range 0..{}", N, MaxArray));
@@ -446,18 +435,18 @@ DoArray : {
     PPS_ABORT();
   }
   Arrays.emplace_back(size_t(N), Init.I);
-  R[O->A] = {int64_t(Arrays.size() - 1), VT::Array};
+  PPS_REG(O->A) = {int64_t(Arrays.size() - 1), VT::Array};
   PPS_NEXT();
 }
 DoLen : {
   auto &C = *static_cast<CallExpr *>(const_cast<void *>(O->Node));
-  Value A = R[O->B];
+  Value A = PPS_REG(O->B);
   if (A.T != VT::Array) {
     fail(DiagKind::TypeMismatch, C.Args[0].Value->Loc,
          fmt::format("len needs an array, got {}", typeName(A.T)));
     PPS_ABORT();
   }
-  R[O->A] = {int64_t(Arrays[size_t(A.I)].size()), VT::Int};
+  PPS_REG(O->A) = {int64_t(Arrays[size_t(A.I)].size()), VT::Int};
   PPS_NEXT();
 }
 DoCallEnter : {
@@ -483,11 +472,11 @@ DoCallInvoke : {
   PPS_SYNC();
   size_t NewBase = pushFrame(size_t(Callee->FrameSize),
                              std::max<size_t>(F.NumSlots, F.Params.size()));
-  R = Stack.data() + Base;
+  R = reinterpret_cast<char *>(Stack.data() + Base);
   const int32_t *Args = FC.ArgRegs.data() + O->B;
   for (int32_t I = 0; I < O->C; ++I)
     if (Args[I] >= 0)
-      Stack[NewBase + size_t(I)] = R[Args[I]];
+      Stack[NewBase + size_t(I)] = PPS_REG(Args[I]);
   size_t SavedBase = Base;
   Base = NewBase;
   ++Depth;
@@ -521,87 +510,78 @@ DoCallInvoke : {
          fmt::format("'{}' returned no value", C.Callee));
     PPS_ABORT();
   }
-  R[O->A] = Result;
+  PPS_REG(O->A) = Result;
   PPS_NEXT();
 }
 DoJump:
-  PC = size_t(O->A);
-  PPS_NEXT();
+  PPS_GO(Ops + O->A);
 DoBranchFalse : {
-  Value V = R[O->A];
+  Value V = PPS_REG(O->A);
   if (LLVM_UNLIKELY(V.T != VT::Bool)) {
     notBool(*static_cast<Expr *>(const_cast<void *>(O->Node)), V);
     PPS_ABORT();
   }
-  if (!V.I)
-    PC = size_t(O->B);
-  PPS_NEXT();
+  PPS_GO(V.I ? O + 1 : Ops + O->B);
 }
 DoForInit : {
   auto &Fs = *static_cast<ForStmt *>(const_cast<void *>(O->Node));
-  R[O->A] = R[O->B];
-  R[O->A + 1] = R[O->C];
+  PPS_REG(O->A) = PPS_REG(O->B);
+  PPS_REG(O->A + RegBytes) = PPS_REG(O->C);
   if (!O->Sub)
-    R[O->A + 2] = {1, VT::Int};
-  if (R[O->A + 2].I == 0) {
+    PPS_REG(O->A + 2 * RegBytes) = {1, VT::Int};
+  if (PPS_REG(O->A + 2 * RegBytes).I == 0) {
     fail(DiagKind::InvalidValue, Fs.Step->Loc, "a for step must not be 0");
     PPS_ABORT();
   }
   PPS_NEXT();
 }
 DoForIter : {
-  int64_t I = R[O->A].I, To = R[O->A + 1].I, Step = R[O->A + 2].I;
-  if (!(Step > 0 ? I < To : I > To)) {
-    PC = size_t(O->B);
-    PPS_NEXT();
-  }
+  int64_t I = PPS_REG(O->A).I, To = PPS_REG(O->A + RegBytes).I,
+          Step = PPS_REG(O->A + 2 * RegBytes).I;
+  if (!(Step > 0 ? I < To : I > To))
+    PPS_GO(Ops + O->B);
   if (LLVM_UNLIKELY(Left == 0)) {
     StepsLeft = 0;
     outOfBudget(static_cast<const ForStmt *>(O->Node)->Loc);
     return Flow::Abort;
   }
   --Left;
-  R[O->C] = {I, VT::Int};
+  PPS_REG(O->C) = {I, VT::Int};
   PPS_NEXT();
 }
 DoForNext : {
   int64_t I;
-  if (__builtin_add_overflow(R[O->A].I, R[O->A + 2].I, &I)) {
-    PC = size_t(O->C);
-    PPS_NEXT();
-  }
-  R[O->A].I = I;
+  if (__builtin_add_overflow(PPS_REG(O->A).I, PPS_REG(O->A + 2 * RegBytes).I,
+                             &I))
+    PPS_GO(Ops + O->C);
+  PPS_REG(O->A).I = I;
   // The loop's ForIter, run here (it charges nothing of its own: it
   // sits at a label), saves a dispatch per iteration.
   const Op &It = Ops[O->B];
-  if (LLVM_UNLIKELY(It.Charge != 0)) {
-    PC = size_t(O->B);
-    PPS_NEXT();
-  }
-  int64_t To = R[O->A + 1].I, Step = R[O->A + 2].I;
-  if (!(Step > 0 ? I < To : I > To)) {
-    PC = size_t(It.B);
-    PPS_NEXT();
-  }
+  if (LLVM_UNLIKELY(It.Charge != 0))
+    PPS_GO(&It);
+  int64_t To = PPS_REG(O->A + RegBytes).I,
+          Step = PPS_REG(O->A + 2 * RegBytes).I;
+  if (!(Step > 0 ? I < To : I > To))
+    PPS_GO(Ops + It.B);
   if (LLVM_UNLIKELY(Left == 0)) {
     StepsLeft = 0;
     outOfBudget(static_cast<const ForStmt *>(It.Node)->Loc);
     return Flow::Abort;
   }
   --Left;
-  R[It.C] = {I, VT::Int};
-  PC = size_t(O->B) + 1;
-  PPS_NEXT();
+  PPS_REG(It.C) = {I, VT::Int};
+  PPS_GO(&It + 1);
 }
 DoIndexStore : {
   auto &A = *static_cast<AssignStmt *>(const_cast<void *>(O->Node));
-  Value V = R[O->C];
+  Value V = PPS_REG(O->C);
   if (LLVM_UNLIKELY(V.T != VT::Int)) {
     notInt(*A.Value, V, "an integer");
     PPS_ABORT();
   }
-  Value Arr = R[O->A];
-  int64_t I = R[O->B].I;
+  Value Arr = PPS_REG(O->A);
+  int64_t I = PPS_REG(O->B).I;
   if (LLVM_UNLIKELY(Arr.T != VT::Array)) {
     fail(DiagKind::TypeMismatch, A.Target->Loc,
          fmt::format("'{}' is {}, not an array", A.Target->Name,
@@ -620,7 +600,7 @@ DoIndexStore : {
 }
 DoAssert : {
   auto &A = *static_cast<AssertStmt *>(const_cast<void *>(O->Node));
-  Value V = R[O->A];
+  Value V = PPS_REG(O->A);
   if (V.T != VT::Bool) {
     notBool(*A.Cond, V);
     PPS_ABORT();
@@ -637,13 +617,13 @@ DoReturn:
   PPS_SYNC();
   HasRet = false;
   if (O->A >= 0) {
-    RetVal = R[O->A];
+    RetVal = PPS_REG(O->A);
     HasRet = true;
   }
   return Flow::Return;
 DoRankEnter : {
   auto &Rs = *static_cast<RankStmt *>(const_cast<void *>(O->Node));
-  Value V = R[O->B];
+  Value V = PPS_REG(O->B);
   if (V.T != VT::Int) {
     notInt(*Rs.Rank, V, "a rank");
     PPS_ABORT();
@@ -655,22 +635,22 @@ DoRankEnter : {
          fmt::format("rank {} is out of range 0..{}", V.I, Out.Topo.Ranks - 1));
     PPS_ABORT();
   }
-  R[O->A] = {CurRank, VT::Int};
+  PPS_REG(O->A) = {CurRank, VT::Int};
   enterRank(int32_t(V.I));
   PPS_NEXT();
 }
 DoRankExit:
-  CurRank = int32_t(R[O->A].I);
+  CurRank = int32_t(PPS_REG(O->A).I);
   PPS_NEXT();
 DoEmitCompute : {
   auto &N = *static_cast<ActionNode *>(const_cast<void *>(O->Node));
-  int64_t Mb = R[O->A].I;
+  int64_t Mb = PPS_REG(O->A).I;
   // The common case, checkCompute's and emit's checks inline: a rank,
   // a microbatch and a stage in range (written, or the rank's only one),
   // room under the action limit.
   if (LLVM_LIKELY(CurRank >= 0 && Mb >= 0 && Mb < *NMicro &&
                   Emitted < Opts.MaxActions)) {
-    int64_t St = O->B >= 0 ? R[O->B].I : OnlyStage[size_t(CurRank)];
+    int64_t St = O->B >= 0 ? PPS_REG(O->B).I : OnlyStage[size_t(CurRank)];
     if (LLVM_LIKELY(St >= 0 && St < Out.Topo.Stages)) {
       ++Emitted;
       Out.Ranks[size_t(CurRank)].Actions.push_back(ir::Action::compute(
@@ -679,7 +659,7 @@ DoEmitCompute : {
     }
   }
   ir::Action A;
-  if (!checkCompute(N.First, Mb, O->B >= 0 ? R[O->B].I : -1, A))
+  if (!checkCompute(N.First, Mb, O->B >= 0 ? PPS_REG(O->B).I : -1, A))
     PPS_ABORT();
   if (!emit(A, N.Loc))
     PPS_ABORT();
@@ -688,7 +668,8 @@ DoEmitCompute : {
 DoOverlapFirst : {
   auto &N = *static_cast<ActionNode *>(const_cast<void *>(O->Node));
   ir::Action A;
-  if (!checkCompute(N.First, R[O->A].I, O->B >= 0 ? R[O->B].I : -1, A))
+  if (!checkCompute(N.First, PPS_REG(O->A).I, O->B >= 0 ? PPS_REG(O->B).I : -1,
+                    A))
     PPS_ABORT();
   PPS_NEXT();
 }
@@ -696,8 +677,9 @@ DoEmitOverlap : {
   auto &N = *static_cast<ActionNode *>(const_cast<void *>(O->Node));
   ir::Action A, B;
   // The first was checked by OverlapFirst: this cannot fail.
-  checkCompute(N.First, R[O->A].I, O->B >= 0 ? R[O->B].I : -1, A);
-  if (!checkCompute(N.Second, R[O->C].I, O->D >= 0 ? R[O->D].I : -1, B))
+  checkCompute(N.First, PPS_REG(O->A).I, O->B >= 0 ? PPS_REG(O->B).I : -1, A);
+  if (!checkCompute(N.Second, PPS_REG(O->C).I, O->D >= 0 ? PPS_REG(O->D).I : -1,
+                    B))
     PPS_ABORT();
   A.Loc = N.Loc;
   A.Flags |= ir::ActionFlags::OverlapNext;
@@ -711,7 +693,7 @@ DoWalkExpr : {
   PPS_RELOAD();
   if (Failed)
     return Flow::Abort;
-  R[O->A] = V;
+  PPS_REG(O->A) = V;
   PPS_NEXT();
 }
 DoWalkStmt : {
@@ -737,6 +719,8 @@ DoWalkActions : {
 DoEnd:
   PPS_SYNC();
   return Flow::Next;
+#undef PPS_GO
+#undef PPS_REG
 #undef PPS_NEXT
 #undef PPS_SYNC
 #undef PPS_RELOAD
