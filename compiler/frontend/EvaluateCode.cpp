@@ -388,6 +388,10 @@ void CodeCompiler::layout() {
       R *= RegBytes;
   };
   for (Op &O : Code.Ops) {
+    if (isComparison(O.Code))
+      O.Sub = O.Sub == FuseNone ? JumpNever
+              : O.Sub == FuseOr ? JumpIfTrue
+                                : JumpIfFalse;
     switch (O.Code) {
     case OpCode::Jump:
       break;              // A is a target

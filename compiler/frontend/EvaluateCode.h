@@ -49,8 +49,8 @@ enum class OpCode : uint8_t {
   Move,    ///< R[A] = R[B]
   Builtin, ///< R[A] = P, S, M, V or D (Node: NameExpr)
   // R[A] = R[B] op R[C] (Node: BinaryExpr). The comparisons may also
-  // branch (Sub, see Fused): what a comparison followed by BranchFalse,
-  // AndOr or ToBool does, in one op.
+  // branch (Sub: see Fused, and JumpWhen once laid out): what a comparison
+  // followed by BranchFalse, AndOr or ToBool does, in one op.
   Add,
   Sub,
   Mul,
@@ -122,8 +122,13 @@ enum class OpCode : uint8_t {
 };
 
 /// The sum or difference an IndexSum computes, checked as Add, AddI, Sub
-/// or SubI would.
-enum IndexSumKind : uint8_t { SumAdd, SumAddI, SumSub, SumSubI };
+/// or SubI would: bit 0 set for integer operands, bit 1 for a difference.
+enum IndexSumKind : uint8_t {
+  SumAdd = 0,
+  SumAddI = 1,
+  SumSub = 2,
+  SumSubI = 3
+};
 
 /// What a comparison op does with its result besides storing it in R[A].
 enum Fused : uint8_t {
@@ -132,6 +137,10 @@ enum Fused : uint8_t {
   FuseAnd,         ///< to D if false (the left side of &&)
   FuseOr,          ///< to D if true (the left side of ||)
 };
+
+/// A comparison's Sub once the code is laid out: the result on which it
+/// jumps to D (so the loop tests `Res == Sub`), or JumpNever.
+enum JumpWhen : uint8_t { JumpIfFalse = 0, JumpIfTrue = 1, JumpNever = 2 };
 
 struct Op {
   OpCode Code = OpCode::Nop;

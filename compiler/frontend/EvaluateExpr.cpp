@@ -103,11 +103,11 @@ Value Evaluator::evalOther(Expr &E) {
           fmt::format("'{}' is {}, not an array", X.Base->Name, typeName(A.T)));
       return {};
     }
-    auto &Arr = Arrays[A.I];
-    if (LLVM_UNLIKELY(I < 0 || I >= int64_t(Arr.size()))) {
+    int64_t *Arr = elements(A), Len = length(A);
+    if (LLVM_UNLIKELY(I < 0 || I >= Len)) {
       fail(DiagKind::OutOfRange, X.Index->Loc,
            fmt::format("index {} is outside '{}' of length {}", I, X.Base->Name,
-                       Arr.size()));
+                       Len));
       return {};
     }
     return {Arr[I], VT::Int};
@@ -310,8 +310,7 @@ Value Evaluator::evalBuiltin(CallExpr &C) {
                        MaxArrayTotal));
       return {};
     }
-    Arrays.emplace_back(size_t(N), Init);
-    return {int64_t(Arrays.size() - 1), VT::Array};
+    return newArray(N, Init);
   }
   case Builtin::Len: {
     Value A = eval(Arg(0));
@@ -322,7 +321,7 @@ Value Evaluator::evalBuiltin(CallExpr &C) {
            fmt::format("len needs an array, got {}", typeName(A.T)));
       return {};
     }
-    return {int64_t(Arrays[A.I].size()), VT::Int};
+    return {length(A), VT::Int};
   }
   default:
     return {};

@@ -108,8 +108,7 @@ Flow Evaluator::run(const FnCode &FC) {
       return Flow::Abort;                                                      \
     }                                                                          \
     PPS_REG(O->A) = {Res, VT::Bool};                                           \
-    PPS_GO(O->Sub != FuseNone && Res == (O->Sub == FuseOr) ? Ops + O->D        \
-                                                           : O + 1);           \
+    PPS_GO(Res == O->Sub ? Ops + O->D : O + 1);                                \
   }
   // The same two for operands known to be integers.
 #define PPS_ARITH_I(Expr)                                                      \
@@ -128,8 +127,7 @@ Flow Evaluator::run(const FnCode &FC) {
   {                                                                            \
     bool Res = PPS_REG(O->B).I Cmp PPS_REG(O->C).I;                            \
     PPS_REG(O->A) = {Res, VT::Bool};                                           \
-    PPS_GO(O->Sub != FuseNone && Res == (O->Sub == FuseOr) ? Ops + O->D        \
-                                                           : O + 1);           \
+    PPS_GO(Res == O->Sub ? Ops + O->D : O + 1);                                \
   }
   // Direct threading: every handler ends in its own copy of the dispatch
   // (fetch, pay the steps, jump through the table), so each has its own
@@ -265,25 +263,23 @@ DoIndex : {
          fmt::format("'{}' is {}, not an array", X.Base->Name, typeName(A.T)));
     PPS_ABORT();
   }
-  auto &Arr = Arrays[size_t(A.I)];
-  if (LLVM_UNLIKELY(I.I < 0 || I.I >= int64_t(Arr.size()))) {
+  if (LLVM_UNLIKELY(uint64_t(I.I) >= uint64_t(length(A)))) {
     fail(DiagKind::OutOfRange, X.Index->Loc,
          fmt::format("index {} is outside '{}' of length {}", I.I, X.Base->Name,
-                     Arr.size()));
+                     length(A)));
     PPS_ABORT();
   }
-  PPS_REG(O->A) = {Arr[size_t(I.I)], VT::Int};
+  PPS_REG(O->A) = {elements(A)[I.I], VT::Int};
   PPS_NEXT();
 }
 DoIndexSum : {
   auto &X = *static_cast<IndexExpr *>(const_cast<void *>(O->Node));
   Value L = PPS_REG(O->C), Rv = PPS_REG(O->D);
   int64_t I;
-  bool Typed = O->Sub == SumAddI || O->Sub == SumSubI ||
-               (L.T == VT::Int && Rv.T == VT::Int);
-  bool Fits = O->Sub == SumAdd || O->Sub == SumAddI
-                  ? !__builtin_add_overflow(L.I, Rv.I, &I)
-                  : !__builtin_sub_overflow(L.I, Rv.I, &I);
+  // IndexSumKind: bit 0 says the operands are integers, bit 1 a difference.
+  bool Typed = (O->Sub & 1) || (L.T == VT::Int && Rv.T == VT::Int);
+  bool Fits = O->Sub & 2 ? !__builtin_sub_overflow(L.I, Rv.I, &I)
+                         : !__builtin_add_overflow(L.I, Rv.I, &I);
   if (LLVM_UNLIKELY(!Typed || !Fits)) {
     PPS_SYNC();
     binaryError(static_cast<BinaryExpr &>(*X.Index), L, Rv);
@@ -295,14 +291,13 @@ DoIndexSum : {
          fmt::format("'{}' is {}, not an array", X.Base->Name, typeName(A.T)));
     PPS_ABORT();
   }
-  auto &Arr = Arrays[size_t(A.I)];
-  if (LLVM_UNLIKELY(I < 0 || I >= int64_t(Arr.size()))) {
+  if (LLVM_UNLIKELY(uint64_t(I) >= uint64_t(length(A)))) {
     fail(DiagKind::OutOfRange, X.Index->Loc,
          fmt::format("index {} is outside '{}' of length {}", I, X.Base->Name,
-                     Arr.size()));
+                     length(A)));
     PPS_ABORT();
   }
-  PPS_REG(O->A) = {Arr[size_t(I)], VT::Int};
+  PPS_REG(O->A) = {elements(A)[I], VT::Int};
   PPS_NEXT();
 }
 DoCheckInt : {
@@ -434,8 +429,7 @@ DoArray : {
                      MaxArrayTotal));
     PPS_ABORT();
   }
-  Arrays.emplace_back(size_t(N), Init.I);
-  PPS_REG(O->A) = {int64_t(Arrays.size() - 1), VT::Array};
+  PPS_REG(O->A) = newArray(N, Init.I);
   PPS_NEXT();
 }
 DoLen : {
@@ -446,7 +440,7 @@ DoLen : {
          fmt::format("len needs an array, got {}", typeName(A.T)));
     PPS_ABORT();
   }
-  PPS_REG(O->A) = {int64_t(Arrays[size_t(A.I)].size()), VT::Int};
+  PPS_REG(O->A) = {length(A), VT::Int};
   PPS_NEXT();
 }
 DoCallEnter : {
@@ -588,14 +582,13 @@ DoIndexStore : {
                      typeName(Arr.T)));
     PPS_ABORT();
   }
-  auto &Vec = Arrays[size_t(Arr.I)];
-  if (LLVM_UNLIKELY(I < 0 || I >= int64_t(Vec.size()))) {
+  if (LLVM_UNLIKELY(uint64_t(I) >= uint64_t(length(Arr)))) {
     fail(DiagKind::OutOfRange, A.Index->Loc,
          fmt::format("index {} is outside '{}' of length {}", I, A.Target->Name,
-                     Vec.size()));
+                     length(Arr)));
     PPS_ABORT();
   }
-  Vec[size_t(I)] = V.I;
+  elements(Arr)[I] = V.I;
   PPS_NEXT();
 }
 DoAssert : {

@@ -45,11 +45,11 @@ Flow Evaluator::exec(Stmt &S) {
                        typeName(Arr.T)));
       return Flow::Abort;
     }
-    auto &Vec = Arrays[Arr.I];
-    if (I < 0 || I >= int64_t(Vec.size())) {
+    int64_t *Vec = elements(Arr), Len = length(Arr);
+    if (I < 0 || I >= Len) {
       fail(DiagKind::OutOfRange, A.Index->Loc,
            fmt::format("index {} is outside '{}' of length {}", I,
-                       A.Target->Name, Vec.size()));
+                       A.Target->Name, Len));
       return Flow::Abort;
     }
     Vec[I] = V;

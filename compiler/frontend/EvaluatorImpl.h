@@ -275,7 +275,19 @@ private:
     return B;
   }
   size_t Base = 0;
+  /// Every array made: its length, then its elements. An array value's I
+  /// points at the elements (never moved: each vector keeps its size), so
+  /// an index needs no lookup in here.
   std::vector<std::vector<int64_t>> Arrays;
+  Value newArray(int64_t N, int64_t Init) {
+    std::vector<int64_t> &A = Arrays.emplace_back(size_t(N) + 1, Init);
+    A[0] = N;
+    return {int64_t(reinterpret_cast<intptr_t>(A.data() + 1)), VT::Array};
+  }
+  static int64_t *elements(Value A) {
+    return reinterpret_cast<int64_t *>(intptr_t(A.I));
+  }
+  static int64_t length(Value A) { return elements(A)[-1]; }
   uint64_t StepsLeft;
   unsigned Depth = 0;
   int32_t CurRank = -1;

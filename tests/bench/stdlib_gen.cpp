@@ -6,7 +6,9 @@
 // under 100 ms) and as a doubling series M = 1024 .. 8192. Counters:
 // actions, actions/s and time/action (per process CPU second: the front
 // end evaluates on its own thread with a large stack), bytes/action (peak
-// RSS growth of one compile over its actions). Run:
+// RSS growth of one compile over its actions). The heap is set up as ppsc
+// sets it up (bench::mainWithPpscHeap; PPS_BENCH_HEAP=glibc keeps glibc's
+// defaults, what the Python module and the language server get). Run:
 //   build/bench/bench_stdlib_gen --benchmark_counters_tabular=true
 //   build/bench/bench_stdlib_gen --benchmark_filter=M4096
 //
@@ -95,4 +97,6 @@ const int Registered = registerAll();
 
 } // namespace
 
-BENCHMARK_MAIN();
+int main(int Argc, char **Argv) {
+  return pps::bench::mainWithPpscHeap(Argc, Argv);
+}
