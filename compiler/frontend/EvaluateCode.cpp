@@ -229,7 +229,7 @@ void CodeCompiler::leaveRanks(int32_t Depth) {
 
 bool CodeCompiler::isComparison(OpCode C) {
   return (C >= OpCode::Lt && C <= OpCode::Ne) ||
-         (C >= OpCode::LtI && C <= OpCode::NeI);
+         (C >= OpCode::LtI && C <= OpCode::NeIJ);
 }
 
 template <typename Fn> void CodeCompiler::forEachTarget(Fn F) {
@@ -363,7 +363,7 @@ void CodeCompiler::threadJumps() {
     if (isComparison(To.Code) && To.Sub == FuseBranchFalse &&
         To.D == int32_t(Here + 1) && uint32_t(J.Charge) + To.Charge <= 0xffff) {
       Op Test = To;
-      Test.Sub = FuseOr;
+      Test.Sub = FuseLoopTest;
       Test.D = T + 1;
       Test.Charge = uint16_t(J.Charge + To.Charge);
       Test.ChargeAt = uint32_t(Code.ChargeLocs.size());
@@ -388,10 +388,17 @@ void CodeCompiler::layout() {
       R *= RegBytes;
   };
   for (Op &O : Code.Ops) {
-    if (isComparison(O.Code))
-      O.Sub = O.Sub == FuseNone ? JumpNever
-              : O.Sub == FuseOr ? JumpIfTrue
-                                : JumpIfFalse;
+    if (isComparison(O.Code)) {
+      // An if's or a while's test in a temporary: nothing reads the result.
+      bool OnlyJumps = (O.Sub == FuseBranchFalse || O.Sub == FuseLoopTest) &&
+                       (O.A & TagMask) == TempTag;
+      if (OnlyJumps && O.Code >= OpCode::LtI && O.Code <= OpCode::NeI)
+        O.Code = OpCode(uint8_t(OpCode::LtIJ) +
+                        (uint8_t(O.Code) - uint8_t(OpCode::LtI)));
+      O.Sub = O.Sub == FuseNone                          ? JumpNever
+              : O.Sub == FuseOr || O.Sub == FuseLoopTest ? JumpIfTrue
+                                                         : JumpIfFalse;
+    }
     switch (O.Code) {
     case OpCode::Jump:
       break;              // A is a target

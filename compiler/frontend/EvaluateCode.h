@@ -74,6 +74,15 @@ enum class OpCode : uint8_t {
   GeI,
   EqI,
   NeI,
+  // The same again, when the result only decides a jump (the test of an
+  // if or a while, in a temporary nothing else reads): not stored. Made
+  // when the code is laid out, from LtI .. NeI (same order).
+  LtIJ,
+  LeIJ,
+  GtIJ,
+  GeIJ,
+  EqIJ,
+  NeIJ,
   AndOr,        ///< R[A] = bool R[B] (checked, Node: the left Expr); jump to
                 ///< C when it decides (Sub: 1 for &&, 0 for ||)
   ToBool,       ///< R[A] = bool R[B] (checked, Node: the right Expr)
@@ -136,6 +145,7 @@ enum Fused : uint8_t {
   FuseBranchFalse, ///< to D if false
   FuseAnd,         ///< to D if false (the left side of &&)
   FuseOr,          ///< to D if true (the left side of ||)
+  FuseLoopTest,    ///< to D if true (a while loop's test at its end)
 };
 
 /// A comparison's Sub once the code is laid out: the result on which it

@@ -29,7 +29,8 @@ const char *whatName(uint8_t W) {
 #define PPS_OPCODES(X) \
   X(Nop) X(Move) X(Builtin) X(Add) X(Sub) X(Mul) X(Div) X(Mod) X(Lt) X(Le) \
   X(Gt) X(Ge) X(Eq) X(Ne) X(AddI) X(SubI) X(MulI) X(DivI) X(ModI) X(LtI) \
-  X(LeI) X(GtI) X(GeI) X(EqI) X(NeI) X(AndOr) X(ToBool) X(Unary) X(Index) \
+  X(LeI) X(GtI) X(GeI) X(EqI) X(NeI) X(LtIJ) X(LeIJ) X(GtIJ) X(GeIJ) \
+  X(EqIJ) X(NeIJ) X(AndOr) X(ToBool) X(Unary) X(Index) \
   X(IndexSum) X(CheckInt) X(MinMax) X(DivMod) X(Abs) X(RankOf) X(Model) \
   X(StageOf) X(Array) X(Len) X(CallEnter) X(CallInvoke) X(Jump) \
   X(BranchFalse) X(ForInit) X(ForIter) X(ForNext) X(IndexStore) X(Assert) \
@@ -129,6 +130,11 @@ Flow Evaluator::run(const FnCode &FC) {
     PPS_REG(O->A) = {Res, VT::Bool};                                           \
     PPS_GO(Res == O->Sub ? Ops + O->D : O + 1);                                \
   }
+#define PPS_JUMP_I(Cmp)                                                        \
+  {                                                                            \
+    bool Res = PPS_REG(O->B).I Cmp PPS_REG(O->C).I;                            \
+    PPS_GO(Res == O->Sub ? Ops + O->D : O + 1);                                \
+  }
   // Direct threading: every handler ends in its own copy of the dispatch
   // (fetch, pay the steps, jump through the table), so each has its own
   // indirect branch to predict, instead of one shared by all ops.
@@ -208,6 +214,18 @@ DoEqI:
   PPS_COMPARE_I(==)
 DoNeI:
   PPS_COMPARE_I(!=)
+DoLtIJ:
+  PPS_JUMP_I(<)
+DoLeIJ:
+  PPS_JUMP_I(<=)
+DoGtIJ:
+  PPS_JUMP_I(>)
+DoGeIJ:
+  PPS_JUMP_I(>=)
+DoEqIJ:
+  PPS_JUMP_I(==)
+DoNeIJ:
+  PPS_JUMP_I(!=)
 DoAndOr : {
   Value V = PPS_REG(O->B);
   if (LLVM_UNLIKELY(V.T != VT::Bool)) {
@@ -722,6 +740,7 @@ DoEnd:
 #undef PPS_COMPARE
 #undef PPS_ARITH_I
 #undef PPS_COMPARE_I
+#undef PPS_JUMP_I
 }
 
 } // namespace pps::frontend::eval
