@@ -291,6 +291,19 @@ void CodeCompiler::fuse() {
       ++I;
       continue;
     }
+    if (I + 1 < Ops.size() && !Target[I + 1] && fusesWithEmit(O, Ops[I + 1])) {
+      Op F = Ops[I + 1]; // the EmitCompute's stage and node
+      F.Code = OpCode::EmitSum;
+      F.A = O.B;
+      F.C = O.C;
+      F.D = F.Charge;
+      F.Charge = O.Charge;
+      F.ChargeAt = O.ChargeAt;
+      Out.push_back(F);
+      NewIndex[I + 1] = int32_t(Out.size() - 1);
+      ++I;
+      continue;
+    }
     if (I + 1 < Ops.size() && !Target[I + 1] && fusesWithIndex(O, Ops[I + 1])) {
       const Op &N = Ops[I + 1];
       Op F = N; // the Index's registers, node and (no) charges
@@ -328,6 +341,18 @@ bool CodeCompiler::fusesWithIndex(const Op &O, const Op &N) {
     return false;
   const auto *X = static_cast<const IndexExpr *>(N.Node);
   return X->Index.get() == O.Node;
+}
+
+bool CodeCompiler::fusesWithEmit(const Op &O, const Op &N) {
+  // As for an Index: the EmitCompute reads the sum from a temporary, and
+  // only it, as its microbatch. Its own steps (its stage's) are those
+  // right after the sum's in ChargeLocs: the fused op charges them after
+  // the sum (D).
+  if (O.Code != OpCode::AddI || N.Code != OpCode::EmitCompute || N.A != O.A ||
+      (O.A & TagMask) != TempTag || N.ChargeAt != O.ChargeAt + O.Charge)
+    return false;
+  const auto *X = static_cast<const ActionNode *>(N.Node);
+  return X->First.Microbatch.get() == O.Node;
 }
 
 void CodeCompiler::threadJumps() {

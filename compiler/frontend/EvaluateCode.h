@@ -119,6 +119,9 @@ enum class OpCode : uint8_t {
   RankExit,     ///< current rank = R[A]
   EmitCompute,  ///< an F/I/W/B from R[A] (microbatch) and R[B] (stage, or
                 ///< B < 0) (Node: ActionNode)
+  EmitSum,      ///< the same with microbatch R[A] + R[C] (integers, Node's
+                ///< microbatch expression; then D more steps): an AddI
+                ///< fused with the EmitCompute that reads it
   OverlapFirst, ///< checks an overlap's first compute, R[A]@R[B] (B < 0:
                 ///< no stage) (Node: ActionNode)
   EmitOverlap,  ///< overlap(R[A]@R[B], R[C]@R[D]) (Node: ActionNode; a

@@ -164,6 +164,9 @@ private:
   /// True if O (an Add, AddI, Sub or SubI) computes the index the Index N
   /// right after it reads, and only that: the two become an IndexSum.
   static bool fusesWithIndex(const Op &O, const Op &N);
+  /// True if O (an AddI) computes the microbatch of the EmitCompute N right
+  /// after it, and only that: the two become an EmitSum.
+  static bool fusesWithEmit(const Op &O, const Op &N);
   /// A jump to a jump goes to the last one's target; a jump to a loop's
   /// step or to the end of the body becomes a copy of that op.
   void threadJumps();

@@ -34,7 +34,7 @@ const char *whatName(uint8_t W) {
   X(IndexSum) X(CheckInt) X(MinMax) X(DivMod) X(Abs) X(RankOf) X(Model) \
   X(StageOf) X(Array) X(Len) X(CallEnter) X(CallInvoke) X(Jump) \
   X(BranchFalse) X(ForInit) X(ForIter) X(ForNext) X(IndexStore) X(Assert) \
-  X(Return) X(RankEnter) X(RankExit) X(EmitCompute) X(OverlapFirst) \
+  X(Return) X(RankEnter) X(RankExit) X(EmitCompute) X(EmitSum) X(OverlapFirst) \
   X(EmitOverlap) X(WalkExpr) X(WalkStmt) X(WalkActions) X(End)
 // clang-format on
 
@@ -144,6 +144,7 @@ Flow Evaluator::run(const FnCode &FC) {
 #undef PPS_HANDLER
   };
   const Op *O;
+  int64_t EmitMb; // the microbatch EmitCompute and EmitSum emit
   PPS_GO(Ops);
 BudgetRanOut:
   StepsLeft = Left + O->Charge;
@@ -653,9 +654,31 @@ DoRankEnter : {
 DoRankExit:
   CurRank = int32_t(PPS_REG(O->A).I);
   PPS_NEXT();
-DoEmitCompute : {
+DoEmitSum : {
+  // The microbatch is R[A] + R[C], checked as AddI checks it.
+  Value L = PPS_REG(O->A), Rv = PPS_REG(O->C);
+  if (LLVM_UNLIKELY(__builtin_add_overflow(L.I, Rv.I, &EmitMb))) {
+    auto &N = *static_cast<ActionNode *>(const_cast<void *>(O->Node));
+    PPS_SYNC();
+    binaryError(static_cast<BinaryExpr &>(*N.First.Microbatch), L, Rv);
+    return Flow::Abort;
+  }
+  // Then the EmitCompute's own steps (its locations follow the sum's).
+  if (LLVM_UNLIKELY(Left < uint64_t(O->D))) {
+    Op Second = *O;
+    Second.ChargeAt += O->Charge;
+    StepsLeft = Left;
+    budgetRanOut(FC, Second);
+    return Flow::Abort;
+  }
+  Left -= uint64_t(O->D);
+  goto EmitMicrobatch;
+}
+DoEmitCompute:
+  EmitMb = PPS_REG(O->A).I;
+EmitMicrobatch : {
   auto &N = *static_cast<ActionNode *>(const_cast<void *>(O->Node));
-  int64_t Mb = PPS_REG(O->A).I;
+  int64_t Mb = EmitMb;
   // The common case, checkCompute's and emit's checks inline: a rank,
   // a microbatch and a stage in range (written, or the rank's only one),
   // room under the action limit.

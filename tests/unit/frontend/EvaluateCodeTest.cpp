@@ -158,10 +158,35 @@ TEST(EvaluateCode, StdlibScheduleArguments) {
                {{"microbatches", 12}, {"ranks", 2}});
 }
 
+/// The budget runs out at the same node, with the same error, both ways,
+/// for every budget from one step to enough (the first 100, then ~150).
+static void expectSameAtEveryBudget(const std::string &Name,
+                                    const std::string &Src) {
+  // Find the steps it needs: the smallest budget that succeeds.
+  Outcome Full = compileText("full.pps", Src, false);
+  ASSERT_TRUE(Full.Ok) << Full.Text;
+  uint64_t Lo = 1, Hi = 1;
+  while (!compileText("b.pps", Src, false, Hi).Ok)
+    Hi *= 2;
+  while (Lo < Hi) {
+    uint64_t Mid = (Lo + Hi) / 2;
+    if (compileText("b.pps", Src, false, Mid).Ok)
+      Hi = Mid;
+    else
+      Lo = Mid + 1;
+  }
+  ASSERT_GT(Lo, 10u);
+  // The walker needs exactly as many.
+  EXPECT_TRUE(compileText("b.pps", Src, true, Lo).Ok) << Name;
+  EXPECT_FALSE(compileText("b.pps", Src, true, Lo - 1).Ok) << Name;
+  uint64_t Stride = std::max<uint64_t>(1, Lo / 150);
+  for (uint64_t B = 1; B <= Lo + 1; B += B < 100 ? 1 : Stride)
+    expectSame(fmt::format("{}_budget{}.pps", Name, B), Src, B);
+  expectSame(fmt::format("{}_budget{}.pps", Name, Lo - 1), Src, Lo - 1);
+}
+
 TEST(EvaluateCode, EveryStepBudget) {
-  // The budget runs out at the same node, with the same error, for every
-  // budget from one step to enough, on schedules with loops, calls,
-  // branches, arrays and overlaps.
+  // On schedules with loops, calls, branches, arrays and overlaps.
   for (const char *Name :
        {"interleaved_1f1b_overlap", "zb_v", "dualpipe", "zb_h2"}) {
     const char *const *N = nullptr;
@@ -169,30 +194,34 @@ TEST(EvaluateCode, EveryStepBudget) {
       if (std::string(S[0]) == Name)
         N = S;
     ASSERT_TRUE(N);
-    std::string Src = pipelineFor(N, 2, 4);
-    // Find the steps it needs: the smallest budget that succeeds.
-    Outcome Full = compileText("full.pps", Src, false);
-    ASSERT_TRUE(Full.Ok) << Full.Text;
-    uint64_t Lo = 1, Hi = 1;
-    while (!compileText("b.pps", Src, false, Hi).Ok)
-      Hi *= 2;
-    while (Lo < Hi) {
-      uint64_t Mid = (Lo + Hi) / 2;
-      if (compileText("b.pps", Src, false, Mid).Ok)
-        Hi = Mid;
-      else
-        Lo = Mid + 1;
-    }
-    ASSERT_GT(Lo, 10u);
-    // The walker needs exactly as many.
-    EXPECT_TRUE(compileText("b.pps", Src, true, Lo).Ok) << Name;
-    EXPECT_FALSE(compileText("b.pps", Src, true, Lo - 1).Ok) << Name;
-    // The first 100 budgets, then a sample (~150) to enough.
-    uint64_t Stride = std::max<uint64_t>(1, Lo / 150);
-    for (uint64_t B = 1; B <= Lo + 1; B += B < 100 ? 1 : Stride)
-      expectSame(fmt::format("{}_budget{}.pps", Name, B), Src, B);
-    expectSame(fmt::format("{}_budget{}.pps", Name, Lo - 1), Src, Lo - 1);
+    expectSameAtEveryBudget(Name, pipelineFor(N, 2, 4));
   }
+}
+
+TEST(EvaluateCode, EveryStepBudgetOfFusedOps) {
+  // A computed microbatch emitted at once (EmitSum, whose stage's steps
+  // are paid after the sum), an index of a sum (IndexSum), tests that only
+  // jump, an if chain and a while loop's test at its end.
+  expectSameAtEveryBudget("fused", R"(
+schedule s() {
+  let a = array(8, 0);
+  for r in 0..P {
+    rank r {
+      let m = 0;
+      let k = 0;
+      while k < M {
+        if k % 3 == 0 { F(m + k)@(r); }
+        else if k % 3 == 1 { F(m + k)@r; }
+        else { F(m + k); }
+        a[k % 4 + 1] = a[k % 4 + 0] + 1;
+        k = k + 1;
+      }
+      for k in 0..M { B(m + k); }
+    }
+  }
+}
+pipeline p { ranks 2; stages 2; microbatches 6; schedule s(); }
+)");
 }
 
 TEST(EvaluateCode, RunTimeErrors) {
@@ -270,6 +299,9 @@ TEST(EvaluateCode, RunTimeErrors) {
       "rank 0 { let k = 0; while k < 100 { k = k + 1; } }",
       "rank 0 { send F(0)@0 -> 1; F(1)@(0 - 1); }",
       "rank 0 { idle(2); }",
+      "let m = 9223372036854775807; for e in 0..2 { rank 0 { F(m + e)@0; } }",
+      "let m = 1; for e in 0..2 { rank 0 { F(m + e)@0; } }",
+      "let m = 0; for e in 0..2 { rank 0 { F(m + e)@(1 / e); } }",
   };
   const char *Fns = R"(
 fn none() { }
