@@ -265,6 +265,12 @@ void CodeCompiler::fuse() {
   Out.reserve(Ops.size());
   for (size_t I = 0; I < Ops.size(); ++I) {
     NewIndex[I] = int32_t(Out.size());
+    // F stands for ops I and I + 1.
+    auto TakeTwo = [&](const Op &F) {
+      Out.push_back(F);
+      NewIndex[I + 1] = int32_t(Out.size() - 1);
+      ++I;
+    };
     Op O = Ops[I];
     if (isComparison(O.Code) && I + 1 < Ops.size() && !Target[I + 1] &&
         Ops[I + 1].Charge == 0) {
@@ -286,9 +292,7 @@ void CodeCompiler::fuse() {
         Out.push_back(O);
         continue;
       }
-      Out.push_back(O);
-      NewIndex[I + 1] = int32_t(Out.size() - 1);
-      ++I;
+      TakeTwo(O);
       continue;
     }
     if (I + 1 < Ops.size() && !Target[I + 1] && fusesWithEmit(O, Ops[I + 1])) {
@@ -299,9 +303,7 @@ void CodeCompiler::fuse() {
       F.D = F.Charge;
       F.Charge = O.Charge;
       F.ChargeAt = O.ChargeAt;
-      Out.push_back(F);
-      NewIndex[I + 1] = int32_t(Out.size() - 1);
-      ++I;
+      TakeTwo(F);
       continue;
     }
     if (I + 1 < Ops.size() && !Target[I + 1] && fusesWithIndex(O, Ops[I + 1])) {
@@ -316,9 +318,7 @@ void CodeCompiler::fuse() {
       F.D = O.C;
       F.Charge = O.Charge;
       F.ChargeAt = O.ChargeAt;
-      Out.push_back(F);
-      NewIndex[I + 1] = int32_t(Out.size() - 1);
-      ++I;
+      TakeTwo(F);
       continue;
     }
     Out.push_back(O);

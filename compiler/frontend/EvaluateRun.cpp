@@ -9,6 +9,13 @@
 // call, the walker).
 //
 //===----------------------------------------------------------------------===//
+// One dispatch per op: GCC would otherwise merge the handlers' dispatches
+// into a few shared tails, one more jump per op (about 3% of the loop's
+// instructions). Clang keeps them apart by itself.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("no-crossjumping")
+#endif
+
 #include "EvaluateCode.h"
 #include "EvaluatorImpl.h"
 
