@@ -412,6 +412,14 @@ void CodeCompiler::layout() {
     if (R >= 0)
       R *= RegBytes;
   };
+  // A rank block of one compute: RankEnter, EmitCompute, RankExit.
+  for (size_t I = 0; I + 2 < Code.Ops.size(); ++I) {
+    Op &O = Code.Ops[I];
+    const Op &E = Code.Ops[I + 1], &X = Code.Ops[I + 2];
+    if (O.Code == OpCode::RankEnter && E.Code == OpCode::EmitCompute &&
+        X.Code == OpCode::RankExit && X.Charge == 0 && X.A == O.A)
+      O.Code = OpCode::RankEmit;
+  }
   for (Op &O : Code.Ops) {
     if (isComparison(O.Code)) {
       // An if's or a while's test in a temporary: nothing reads the result.

@@ -116,6 +116,9 @@ enum class OpCode : uint8_t {
   Assert,       ///< R[A] must be true (Node: AssertStmt)
   Return,       ///< returns R[A] (A < 0: no value)
   RankEnter,    ///< R[A] = current rank; the rank is R[B] (Node: RankStmt)
+  RankEmit,     ///< a RankEnter followed by an EmitCompute and the RankExit
+                ///< (charging nothing) of a block holding one compute: runs
+                ///< the three at once when the compute takes the fast path
   RankExit,     ///< current rank = R[A]
   EmitCompute,  ///< an F/I/W/B from R[A] (microbatch) and R[B] (stage, or
                 ///< B < 0) (Node: ActionNode)

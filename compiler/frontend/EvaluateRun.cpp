@@ -41,7 +41,7 @@ const char *whatName(uint8_t W) {
   X(IndexSum) X(CheckInt) X(MinMax) X(DivMod) X(Abs) X(RankOf) X(Model) \
   X(StageOf) X(Array) X(Len) X(CallEnter) X(CallInvoke) X(Jump) \
   X(BranchFalse) X(ForInit) X(ForIter) X(ForNext) X(IndexStore) X(Assert) \
-  X(Return) X(RankEnter) X(RankExit) X(EmitCompute) X(EmitSum) X(OverlapFirst) \
+  X(Return) X(RankEnter) X(RankEmit) X(RankExit) X(EmitCompute) X(EmitSum) X(OverlapFirst) \
   X(EmitOverlap) X(WalkExpr) X(WalkStmt) X(WalkActions) X(End)
 // clang-format on
 
@@ -149,6 +149,24 @@ Flow Evaluator::run(const FnCode &FC) {
 #define PPS_HANDLER(Name) &&Do##Name,
       PPS_OPCODES(PPS_HANDLER)
 #undef PPS_HANDLER
+  };
+  // The common case of an EmitCompute, checkCompute's and emit's checks
+  // inline: a rank, a microbatch and a stage in range (written in StReg,
+  // or the rank's only one), room under the action limit. False: nothing
+  // was emitted, the checks of the slow path say why.
+  auto emitFast = [&](const ActionNode &N, int64_t Mb,
+                      int32_t StReg) __attribute__((always_inline)) {
+    if (LLVM_LIKELY(CurRank >= 0 && Mb >= 0 && Mb < *NMicro &&
+                    Emitted < Opts.MaxActions)) {
+      int64_t St = StReg >= 0 ? PPS_REG(StReg).I : OnlyStage[size_t(CurRank)];
+      if (LLVM_LIKELY(St >= 0 && St < Out.Topo.Stages)) {
+        ++Emitted;
+        Out.Ranks[size_t(CurRank)].Actions.push_back(ir::Action::compute(
+            N.First.Kind, int32_t(Mb), int32_t(St), N.First.Loc));
+        return true;
+      }
+    }
+    return false;
   };
   const Op *O;
   int64_t EmitMb; // the microbatch EmitCompute and EmitSum emit
@@ -640,6 +658,7 @@ DoReturn:
     HasRet = true;
   }
   return Flow::Return;
+DoRankEmit:
 DoRankEnter : {
   auto &Rs = *static_cast<RankStmt *>(const_cast<void *>(O->Node));
   Value V = PPS_REG(O->B);
@@ -656,6 +675,18 @@ DoRankEnter : {
   }
   PPS_REG(O->A) = {CurRank, VT::Int};
   enterRank(int32_t(V.I));
+  if (O->Code == OpCode::RankEmit) {
+    // The block's one compute and its RankExit, when the compute takes
+    // the fast path; else they run as ops.
+    const Op *E = O + 1;
+    if (LLVM_LIKELY(Left >= E->Charge) &&
+        LLVM_LIKELY(emitFast(*static_cast<const ActionNode *>(E->Node),
+                             PPS_REG(E->A).I, E->B))) {
+      Left -= E->Charge;
+      CurRank = int32_t(PPS_REG((O + 2)->A).I);
+      PPS_GO(O + 3);
+    }
+  }
   PPS_NEXT();
 }
 DoRankExit:
@@ -686,19 +717,8 @@ DoEmitCompute:
 EmitMicrobatch : {
   auto &N = *static_cast<ActionNode *>(const_cast<void *>(O->Node));
   int64_t Mb = EmitMb;
-  // The common case, checkCompute's and emit's checks inline: a rank,
-  // a microbatch and a stage in range (written, or the rank's only one),
-  // room under the action limit.
-  if (LLVM_LIKELY(CurRank >= 0 && Mb >= 0 && Mb < *NMicro &&
-                  Emitted < Opts.MaxActions)) {
-    int64_t St = O->B >= 0 ? PPS_REG(O->B).I : OnlyStage[size_t(CurRank)];
-    if (LLVM_LIKELY(St >= 0 && St < Out.Topo.Stages)) {
-      ++Emitted;
-      Out.Ranks[size_t(CurRank)].Actions.push_back(ir::Action::compute(
-          N.First.Kind, int32_t(Mb), int32_t(St), N.First.Loc));
-      PPS_NEXT();
-    }
-  }
+  if (LLVM_LIKELY(emitFast(N, Mb, O->B)))
+    PPS_NEXT();
   ir::Action A;
   if (!checkCompute(N.First, Mb, O->B >= 0 ? PPS_REG(O->B).I : -1, A))
     PPS_ABORT();
