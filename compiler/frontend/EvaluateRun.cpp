@@ -37,12 +37,13 @@ const char *whatName(uint8_t W) {
   X(Nop) X(Move) X(Builtin) X(Add) X(Sub) X(Mul) X(Div) X(Mod) X(Lt) X(Le) \
   X(Gt) X(Ge) X(Eq) X(Ne) X(AddI) X(SubI) X(MulI) X(DivI) X(ModI) X(LtI) \
   X(LeI) X(GtI) X(GeI) X(EqI) X(NeI) X(LtIJ) X(LeIJ) X(GtIJ) X(GeIJ) \
-  X(EqIJ) X(NeIJ) X(AndOr) X(ToBool) X(Unary) X(Index) \
-  X(IndexSum) X(CheckInt) X(MinMax) X(DivMod) X(Abs) X(RankOf) X(Model) \
+  X(EqIJ) X(NeIJ) X(AndOr) X(ToBool) X(Unary) X(Index) X(IndexSum) \
+  X(CheckInt) X(MinMax) X(DivMod) X(Abs) X(RankOf) X(Model) \
   X(StageOf) X(Array) X(Len) X(CallEnter) X(CallInvoke) X(Jump) \
   X(BranchFalse) X(ForInit) X(ForIter) X(ForNext) X(IndexStore) X(Assert) \
-  X(Return) X(RankEnter) X(RankEmit) X(RankExit) X(EmitCompute) X(EmitSum) X(OverlapFirst) \
-  X(EmitOverlap) X(WalkExpr) X(WalkStmt) X(WalkActions) X(End)
+  X(Return) X(RankEnter) X(RankEmit) X(RankExit) X(EmitCompute) \
+  X(EmitSum) X(OverlapFirst) X(EmitOverlap) X(WalkExpr) X(WalkStmt) \
+  X(WalkActions) X(End)
 // clang-format on
 
 // The table is indexed by OpCode: the list must be the enum, in order.
@@ -154,8 +155,8 @@ Flow Evaluator::run(const FnCode &FC) {
   // inline: a rank, a microbatch and a stage in range (written in StReg,
   // or the rank's only one), room under the action limit. False: nothing
   // was emitted, the checks of the slow path say why.
-  auto emitFast = [&](const ActionNode &N, int64_t Mb,
-                      int32_t StReg) __attribute__((always_inline)) {
+  auto emitFast = [&](const ActionNode &N, int64_t Mb, int32_t StReg)
+      __attribute__((always_inline)) {
     if (LLVM_LIKELY(CurRank >= 0 && Mb >= 0 && Mb < *NMicro &&
                     Emitted < Opts.MaxActions)) {
       int64_t St = StReg >= 0 ? PPS_REG(StReg).I : OnlyStage[size_t(CurRank)];
