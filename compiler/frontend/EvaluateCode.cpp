@@ -3,7 +3,9 @@
 // compileFn and CodeCompiler's statements (EvaluateCodeImpl.h has the
 // method): loops, branches and rank blocks as jumps, action statements as
 // ops or handed to the walker; then, after the walk, comparisons fused with
-// the test of their result, and symbolic registers laid out in the frame.
+// the test of their result (and a sum with the Index or EmitCompute that
+// reads it), ops specialised by their neighbours, and symbolic registers
+// laid out in the frame.
 //
 //===----------------------------------------------------------------------===//
 #include "EvaluateCodeImpl.h"
@@ -14,6 +16,7 @@ FnCode CodeCompiler::run() {
   block(F.Body);
   emit(OpCode::End);
   fuse();
+  specialize();
   layout();
   return std::move(Code);
 }
@@ -224,7 +227,7 @@ void CodeCompiler::leaveRanks(int32_t Depth) {
 }
 
 //===----------------------------------------------------------------------===//
-// After the walk: fused comparisons, the register layout
+// After the walk: fused ops, specialised ops, the register layout
 //===----------------------------------------------------------------------===//
 
 bool CodeCompiler::isComparison(OpCode C) {
@@ -402,6 +405,30 @@ void CodeCompiler::threadJumps() {
   }
 }
 
+void CodeCompiler::specialize() {
+  std::vector<Op> &Ops = Code.Ops;
+  for (size_t I = 0; I < Ops.size(); ++I) {
+    Op &O = Ops[I];
+    // A rank block of one compute: RankEnter, EmitCompute, RankExit.
+    if (O.Code == OpCode::RankEnter && I + 2 < Ops.size() &&
+        Ops[I + 1].Code == OpCode::EmitCompute &&
+        Ops[I + 2].Code == OpCode::RankExit && Ops[I + 2].Charge == 0 &&
+        Ops[I + 2].A == O.A)
+      O.Code = OpCode::RankEmit;
+    if (!isComparison(O.Code))
+      continue;
+    // An if's or a while's test in a temporary: nothing reads the result.
+    bool OnlyJumps = (O.Sub == FuseBranchFalse || O.Sub == FuseLoopTest) &&
+                     (O.A & TagMask) == TempTag;
+    if (OnlyJumps && O.Code >= OpCode::LtI && O.Code <= OpCode::NeI)
+      O.Code = OpCode(uint8_t(OpCode::LtIJ) +
+                      (uint8_t(O.Code) - uint8_t(OpCode::LtI)));
+    O.Sub = O.Sub == FuseNone                          ? JumpNever
+            : O.Sub == FuseOr || O.Sub == FuseLoopTest ? JumpIfTrue
+                                                       : JumpIfFalse;
+  }
+}
+
 void CodeCompiler::layout() {
   Code.ConstBase = Locals + MaxTemps;
   Code.BuiltinBase = Code.ConstBase + int32_t(Code.Consts.size());
@@ -412,26 +439,7 @@ void CodeCompiler::layout() {
     if (R >= 0)
       R *= RegBytes;
   };
-  // A rank block of one compute: RankEnter, EmitCompute, RankExit.
-  for (size_t I = 0; I + 2 < Code.Ops.size(); ++I) {
-    Op &O = Code.Ops[I];
-    const Op &E = Code.Ops[I + 1], &X = Code.Ops[I + 2];
-    if (O.Code == OpCode::RankEnter && E.Code == OpCode::EmitCompute &&
-        X.Code == OpCode::RankExit && X.Charge == 0 && X.A == O.A)
-      O.Code = OpCode::RankEmit;
-  }
   for (Op &O : Code.Ops) {
-    if (isComparison(O.Code)) {
-      // An if's or a while's test in a temporary: nothing reads the result.
-      bool OnlyJumps = (O.Sub == FuseBranchFalse || O.Sub == FuseLoopTest) &&
-                       (O.A & TagMask) == TempTag;
-      if (OnlyJumps && O.Code >= OpCode::LtI && O.Code <= OpCode::NeI)
-        O.Code = OpCode(uint8_t(OpCode::LtIJ) +
-                        (uint8_t(O.Code) - uint8_t(OpCode::LtI)));
-      O.Sub = O.Sub == FuseNone                          ? JumpNever
-              : O.Sub == FuseOr || O.Sub == FuseLoopTest ? JumpIfTrue
-                                                         : JumpIfFalse;
-    }
     switch (O.Code) {
     case OpCode::Jump:
       break;              // A is a target

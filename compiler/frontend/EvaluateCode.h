@@ -49,7 +49,7 @@ enum class OpCode : uint8_t {
   Move,    ///< R[A] = R[B]
   Builtin, ///< R[A] = P, S, M, V or D (Node: NameExpr)
   // R[A] = R[B] op R[C] (Node: BinaryExpr). The comparisons may also
-  // branch (Sub: see Fused, and JumpWhen once laid out): what a comparison
+  // branch (Sub: see Fused, and JumpWhen once specialised): what a comparison
   // followed by BranchFalse, AndOr or ToBool does, in one op.
   Add,
   Sub,
@@ -76,7 +76,7 @@ enum class OpCode : uint8_t {
   NeI,
   // The same again, when the result only decides a jump (the test of an
   // if or a while, in a temporary nothing else reads): not stored. Made
-  // when the code is laid out, from LtI .. NeI (same order).
+  // from LtI .. NeI (same order) after fusing.
   LtIJ,
   LeIJ,
   GtIJ,
@@ -154,7 +154,7 @@ enum Fused : uint8_t {
   FuseLoopTest,    ///< to D if true (a while loop's test at its end)
 };
 
-/// A comparison's Sub once the code is laid out: the result on which it
+/// A comparison's Sub once the code is specialised: the result on which it
 /// jumps to D (so the loop tests `Res == Sub`), or JumpNever.
 enum JumpWhen : uint8_t { JumpIfFalse = 0, JumpIfTrue = 1, JumpNever = 2 };
 

@@ -170,6 +170,11 @@ private:
   /// A jump to a jump goes to the last one's target; a jump to a loop's
   /// step or to the end of the body becomes a copy of that op.
   void threadJumps();
+  /// After fuse (the registers still symbolic, the Fused kinds still
+  /// there): the ops that need only a look at their neighbours: RankEmit,
+  /// the jump-only comparisons (LtIJ .. NeIJ), and every comparison's Sub
+  /// from Fused to JumpWhen (nothing after this reads Fused).
+  void specialize();
   /// Calls F on every jump target field of the ops.
   template <typename Fn> void forEachTarget(Fn F);
   /// Symbolic registers -> frame indices.
