@@ -482,18 +482,27 @@ void CodeCompiler::layout() {
     Fix(R);
 }
 
-FnCode compileFn(FnDecl &F, bool ConstRegs) {
-  return CodeCompiler(F, ConstRegs).run();
+FnCode compileFn(FnDecl &F, bool ConstRegs, uint32_t IntParams) {
+  return CodeCompiler(F, ConstRegs, IntParams).run();
 }
 
 //===----------------------------------------------------------------------===//
 // Entering a function's code
 //===----------------------------------------------------------------------===//
 
-FnCode &Evaluator::codeOf(FnDecl &F) {
-  std::unique_ptr<FnCode> &Slot = Code[{&F, ConstsReady ? 1u : 0u}];
-  if (!Slot)
-    Slot = std::make_unique<FnCode>(compileFn(F, ConstsReady));
+FnCode &Evaluator::codeOf(FnDecl &F, uint32_t IntParams) {
+  // Bit 0 of the key: ConstsReady; the rest: the integer parameters.
+  auto Key = std::make_pair(&F, uint64_t(IntParams) << 1 | ConstsReady);
+  auto It = Code.find(Key);
+  if (It != Code.end())
+    return *It->second;
+  // A few bodies per function: past them, calls with other integer
+  // arguments run the plain one (as fast as before, and the memory stays
+  // bounded by the program, not by its calls).
+  if (IntParams != 0 && ++Variants[&F] > MaxVariants)
+    return codeOf(F, 0);
+  std::unique_ptr<FnCode> &Slot = Code[Key];
+  Slot = std::make_unique<FnCode>(compileFn(F, ConstsReady, IntParams));
   return *Slot;
 }
 

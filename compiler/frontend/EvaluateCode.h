@@ -182,8 +182,13 @@ struct FnCode {
   /// each call.
   uint8_t BuiltinsUsed = 0;
   int32_t BuiltinBase = 0;
-  /// Each CallInvoke's callee code, found on its first run.
+  /// Each CallInvoke's callee code, found on its first run (and found
+  /// again when the call's integer arguments change, see IntParams).
   mutable std::vector<FnCode *> Callees;
+  /// Bit i set: compiled for calls whose i-th argument (i < 32) is an
+  /// integer, so parameter i is an integer slot like a local that is only
+  /// ever assigned integers (typed ops, no CheckInt on it).
+  uint32_t IntParams = 0;
   int32_t ConstBase = 0;
   /// Registers in all.
   int32_t FrameSize = 0;
@@ -192,7 +197,8 @@ struct FnCode {
 /// Compiles a Sema-resolved schedule or fn body. With ConstRegs the
 /// built-in sizes are read from registers (for the pipeline's schedule
 /// call, when they are fixed); without, each use is checked as the walker
-/// checks it.
-FnCode compileFn(ast::FnDecl &F, bool ConstRegs);
+/// checks it. IntParams: the parameters the caller guarantees are integers
+/// on entry (FnCode::IntParams).
+FnCode compileFn(ast::FnDecl &F, bool ConstRegs, uint32_t IntParams = 0);
 
 } // namespace pps::frontend::eval

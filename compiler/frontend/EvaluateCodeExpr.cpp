@@ -152,7 +152,7 @@ bool CodeCompiler::alwaysInt(Expr &E) const {
 void CodeCompiler::findIntSlots() {
   IntSlot.assign(size_t(Locals), 1);
   for (size_t I = 0; I < F.Params.size(); ++I)
-    IntSlot[I] = 0;
+    IntSlot[I] = I < 32 && ((IntParams >> I) & 1);
   std::vector<std::pair<int32_t, Expr *>> Writes;
   std::function<void(Block &)> Walk = [&](Block &B) {
     for (StmtPtr &S : B) {

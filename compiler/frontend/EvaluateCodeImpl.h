@@ -37,8 +37,10 @@ enum What : uint8_t { WInteger, WIndex, WMicrobatch, WStage, WRank };
 /// Compiles one body (compileFn).
 class CodeCompiler {
 public:
-  CodeCompiler(FnDecl &F, bool ConstRegs) : F(F), ConstRegs(ConstRegs) {
+  CodeCompiler(FnDecl &F, bool ConstRegs, uint32_t IntParams)
+      : F(F), ConstRegs(ConstRegs), IntParams(IntParams) {
     Locals = int32_t(std::max<size_t>(size_t(F.NumSlots), F.Params.size()));
+    Code.IntParams = IntParams;
     findIntSlots();
   }
 
@@ -129,9 +131,10 @@ private:
   /// evalInt check cannot fail on it).
   bool alwaysInt(Expr &E) const;
   /// The slots that only ever hold integers: every write to them (let,
-  /// assignment, loop variable; not a parameter, whose caller decides) is
-  /// an integer expression, given the others (the largest such set: a
-  /// value in a slot comes from some write, or is the initial 0).
+  /// assignment, loop variable; a parameter only if it is in IntParams,
+  /// since the caller decides its first value) is an integer expression,
+  /// given the others (the largest such set: a value in a slot comes from
+  /// some write, or is the initial 0 or the argument).
   void findIntSlots();
   /// An expression checked to be an integer right after it runs (the
   /// walker's evalInt).
@@ -182,6 +185,7 @@ private:
 
   FnDecl &F;
   bool ConstRegs;
+  uint32_t IntParams;
   FnCode Code;
   std::vector<uint8_t> IntSlot;
   int32_t Locals = 0, TempTop = 0, MaxTemps = 0, RankDepth = 0;

@@ -505,17 +505,43 @@ DoCallEnter : {
 DoCallInvoke : {
   auto &C = *static_cast<CallExpr *>(const_cast<void *>(O->Node));
   FnDecl &F = *C.Target;
-  FnCode *&Callee = FC.Callees[size_t(O->D)];
-  if (!Callee)
-    Callee = &codeOf(F);
-  PPS_SYNC();
-  size_t NewBase = pushFrame(size_t(Callee->FrameSize),
-                             std::max<size_t>(F.NumSlots, F.Params.size()));
-  R = reinterpret_cast<char *>(Stack.data() + Base);
   const int32_t *Args = FC.ArgRegs.data() + O->B;
-  for (int32_t I = 0; I < O->C; ++I)
-    if (Args[I] >= 0)
-      Stack[NewBase + size_t(I)] = PPS_REG(Args[I]);
+  int32_t NArgs = O->C;
+  // The arguments go to the top of the stack, where the callee's frame
+  // starts (a default's slot starts as 0, as pushFrame leaves it); the
+  // callee's code is the one for the arguments that are integers (a
+  // default's parameter is not one): one body per mask seen, the call's
+  // last one kept.
+  size_t NewBase = Top;
+  if (Stack.size() < NewBase + size_t(NArgs)) {
+    Stack.resize(std::max(NewBase + size_t(NArgs), Stack.size() * 2));
+    R = reinterpret_cast<char *>(Stack.data() + Base);
+  }
+  Value *Frame = Stack.data() + NewBase;
+  uint32_t Mask = 0;
+  int32_t Masked = std::min(NArgs, 32);
+  if (LLVM_LIKELY(!(O->Sub & 2))) {
+    for (int32_t I = 0; I < Masked; ++I) {
+      Value V = PPS_REG(Args[I]);
+      Frame[I] = V;
+      Mask |= uint32_t(V.T == VT::Int) << I;
+    }
+    for (int32_t I = Masked; I < NArgs; ++I)
+      Frame[I] = PPS_REG(Args[I]);
+  } else {
+    for (int32_t I = 0; I < NArgs; ++I) {
+      Frame[I] = Args[I] >= 0 ? PPS_REG(Args[I]) : Value();
+      if (I < 32 && Args[I] >= 0 && Frame[I].T == VT::Int)
+        Mask |= 1u << I;
+    }
+  }
+  FnCode *&Callee = FC.Callees[size_t(O->D)];
+  if (!Callee || Callee->IntParams != Mask)
+    Callee = &codeOf(F, Mask);
+  PPS_SYNC();
+  pushFrame(size_t(Callee->FrameSize),
+            std::max<size_t>(F.NumSlots, F.Params.size()), size_t(NArgs));
+  R = reinterpret_cast<char *>(Stack.data() + Base);
   size_t SavedBase = Base;
   Base = NewBase;
   ++Depth;

@@ -156,7 +156,9 @@ private:
 
   // --- bodies as register code (EvaluateCode.h, EvaluateRun.cpp) -----------
   /// F's code, compiled on first use.
-  FnCode &codeOf(FnDecl &F);
+  /// F's code for calls whose integer arguments are IntParams
+  /// (FnCode::IntParams), compiled on first use.
+  FnCode &codeOf(FnDecl &F, uint32_t IntParams = 0);
   /// Registers a call of F needs (its slots, and its code's).
   size_t frameSize(FnDecl &F);
   /// Runs F's body in the frame at Base: as code, or with the walker
@@ -263,14 +265,16 @@ private:
   /// Frames of values: [0, Top) in use (the vector only grows).
   std::vector<Value> Stack;
   size_t Top = 0;
-  /// Pushes a frame of N values whose first Slots start as the integer 0
-  /// (the rest are written before they are read) and returns its base.
-  size_t pushFrame(size_t N, size_t Slots) {
+  /// Pushes a frame of N values whose slots From .. Slots start as the
+  /// integer 0 (the first From hold the arguments already, the rest are
+  /// written before they are read) and returns its base.
+  size_t pushFrame(size_t N, size_t Slots, size_t From = 0) {
     size_t B = Top;
     if (Stack.size() < B + N)
       Stack.resize(std::max(B + N, Stack.size() * 2));
-    for (size_t I = 0; I < Slots; ++I)
-      Stack[B + I] = Value();
+    Value *Frame = Stack.data() + B;
+    for (size_t I = From; I < Slots; ++I)
+      Frame[I] = Value();
     Top = B + N;
     return B;
   }
@@ -305,7 +309,10 @@ private:
   std::vector<CallExpr *> Calls;
 
   /// Each fn's code: checked, and with the sizes as registers (ConstsReady).
-  llvm::DenseMap<std::pair<FnDecl *, unsigned>, std::unique_ptr<FnCode>> Code;
+  llvm::DenseMap<std::pair<FnDecl *, uint64_t>, std::unique_ptr<FnCode>> Code;
+  /// Bodies compiled for integer arguments, per function (codeOf).
+  llvm::DenseMap<FnDecl *, unsigned> Variants;
+  static constexpr unsigned MaxVariants = 4;
   /// While the pipeline's schedule call runs, the sizes cannot change: the
   /// values of P, S, M, V and D (indexed by Builtin), read without checks.
   bool ConstsReady = false;

@@ -224,6 +224,39 @@ pipeline p { ranks 2; stages 2; microbatches 6; schedule s(); }
 )");
 }
 
+TEST(EvaluateCode, IntegerParameters) {
+  // A fn's body is compiled once per set of integer arguments it is called
+  // with (up to a few sets; then the plain body): one call site sees all 16
+  // sets of f's last four parameters (RunTimeErrors has calls that fail in
+  // either body); g's parameter is an integer on entry and a boolean after
+  // it. The same IR and steps at every budget.
+  expectSameAtEveryBudget("intparams", R"(
+fn f(k, a, b, c, d) {
+  let s = k;
+  if k % 2 == 1 { s = s + a; }
+  if k / 2 % 2 == 1 { s = s + b; }
+  if k / 4 % 2 == 1 { s = s * c; }
+  if k / 8 % 2 == 1 { s = s - d; }
+  return s;
+}
+fn pick(k, bit, v) {
+  if k / bit % 2 == 1 { return v; }
+  return array(1, v);
+}
+fn g(n) { let t = n + 1; n = t > 2; if n { return t; } return 0; }
+schedule s() {
+  let total = 0;
+  for k in 0..16 {
+    total = total + f(k, pick(k, 1, 1), pick(k, 2, 2), pick(k, 4, 3),
+                      pick(k, 8, 4));
+  }
+  for i in 0..4 { total = total + g(i); }
+  for r in 0..P { rank r { F(total % M); } }
+}
+pipeline p { ranks 2; stages 2; microbatches 6; schedule s(); }
+)");
+}
+
 TEST(EvaluateCode, RunTimeErrors) {
   // Each error the evaluator reports while running a body, inside fns,
   // loops, branches and rank blocks.
@@ -302,6 +335,10 @@ TEST(EvaluateCode, RunTimeErrors) {
       "let m = 9223372036854775807; for e in 0..2 { rank 0 { F(m + e)@0; } }",
       "let m = 1; for e in 0..2 { rank 0 { F(m + e)@0; } }",
       "let m = 0; for e in 0..2 { rank 0 { F(m + e)@(1 / e); } }",
+      // The body for integer arguments, then the plain one, at one call.
+      "let v = 1; for i in 0..2 { rank 0 { F(addp(v, 0))@0; } v = true; }",
+      "rank 0 { F(addp(9223372036854775807, 1))@0; }",
+      "rank 0 { F(addp(0, 1) + addp(1, -9223372036854775807 - 1))@0; }",
   };
   const char *Fns = R"(
 fn none() { }
@@ -310,6 +347,7 @@ fn forever() { let k = 0; for i in 0..9223372036854775807 { k = k + 1; } return 
 fn twice(x) { return x * 2; }
 fn dflt(x = P * 2) { return x - P * 2; }
 fn badflt(x = 1 / 0) { return x; }
+fn addp(a, b) { return a + b; }
 schedule emit_all() { for r in 0..P { rank r { F(0)@(stage_of(r, 0)); } } }
 )";
   size_t Failed = 0;
