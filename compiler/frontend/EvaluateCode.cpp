@@ -252,6 +252,11 @@ template <typename Fn> void CodeCompiler::forEachTarget(Fn F) {
       F(O.B);
       F(O.C);
       break;
+    case OpCode::ForNext1:
+    case OpCode::ForNextStep:
+      F(O.B);
+      F(O.D);
+      break;
     default:
       if (isComparison(O.Code) && O.Sub != FuseNone)
         F(O.D);
@@ -415,6 +420,20 @@ void CodeCompiler::specialize() {
         Ops[I + 2].Code == OpCode::RankExit && Ops[I + 2].Charge == 0 &&
         Ops[I + 2].A == O.A)
       O.Code = OpCode::RankEmit;
+    // A loop's step with its test (ForIter at a label charges nothing):
+    // the test's exit and loop variable in the step's op, so it needs no
+    // look at the ForIter. The overflow exit is the loop's exit.
+    if (O.Code == OpCode::ForNext) {
+      const Op &It = Ops[size_t(O.B)];
+      auto &Fs = *static_cast<const ForStmt *>(It.Node);
+      if (It.Code == OpCode::ForIter && It.Charge == 0 && It.A == O.A &&
+          (!Fs.Step || O.C == It.B)) {
+        O.Code = Fs.Step ? OpCode::ForNextStep : OpCode::ForNext1;
+        O.C = It.C;
+        O.D = It.B;
+      }
+      continue;
+    }
     if (!isComparison(O.Code))
       continue;
     // An if's or a while's test in a temporary: nothing reads the result.
@@ -450,6 +469,11 @@ void CodeCompiler::layout() {
     case OpCode::ForNext:     // B, C targets
     case OpCode::BranchFalse: // B is a target
       Fix(O.A);
+      break;
+    case OpCode::ForNext1: // B, D targets, C a slot
+    case OpCode::ForNextStep:
+      Fix(O.A);
+      Fix(O.C);
       break;
     case OpCode::AndOr:
       Fix(O.A);

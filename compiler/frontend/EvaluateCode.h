@@ -112,6 +112,10 @@ enum class OpCode : uint8_t {
   ForIter,      ///< if the loop ends, to B; else a step and the loop
                 ///< variable (slot C) from R[A] (Node: ForStmt)
   ForNext,      ///< R[A] += R[A+2]; to B, or to C on overflow
+  ForNext1,     ///< a ForNext of a loop without a step whose ForIter (at B)
+                ///< charges nothing, with the ForIter in it: R[A] += 1; to
+                ///< D at R[A+1], else a step, R[C] = R[A] and to B + 1
+  ForNextStep,  ///< ForNext1 with the loop's step R[A+2] (to D on overflow)
   IndexStore,   ///< R[A][R[B]] = R[C] (Node: AssignStmt)
   Assert,       ///< R[A] must be true (Node: AssertStmt)
   Return,       ///< returns R[A] (A < 0: no value)

@@ -40,7 +40,7 @@ const char *whatName(uint8_t W) {
   X(EqIJ) X(NeIJ) X(AndOr) X(ToBool) X(Unary) X(Index) X(IndexSum) \
   X(CheckInt) X(MinMax) X(DivMod) X(Abs) X(RankOf) X(Model) \
   X(StageOf) X(Array) X(Len) X(CallEnter) X(CallInvoke) X(Jump) \
-  X(BranchFalse) X(ForInit) X(ForIter) X(ForNext) X(IndexStore) X(Assert) \
+  X(BranchFalse) X(ForInit) X(ForIter) X(ForNext) X(ForNext1) X(ForNextStep) X(IndexStore) X(Assert) \
   X(Return) X(RankEnter) X(RankEmit) X(RankExit) X(EmitCompute) \
   X(EmitSum) X(OverlapFirst) X(EmitOverlap) X(WalkExpr) X(WalkStmt) \
   X(WalkActions) X(End)
@@ -637,6 +637,39 @@ DoForNext : {
   --Left;
   PPS_REG(It.C) = {I, VT::Int};
   PPS_GO(&It + 1);
+}
+DoForNext1 : {
+  // The index was below the end when the body ran: one more cannot
+  // overflow.
+  int64_t I = PPS_REG(O->A).I + 1;
+  PPS_REG(O->A).I = I;
+  if (I >= PPS_REG(O->A + RegBytes).I)
+    PPS_GO(Ops + O->D);
+  if (LLVM_UNLIKELY(Left == 0)) {
+    StepsLeft = 0;
+    outOfBudget(static_cast<const ForStmt *>(Ops[O->B].Node)->Loc);
+    return Flow::Abort;
+  }
+  --Left;
+  PPS_REG(O->C) = {I, VT::Int};
+  PPS_GO(Ops + O->B + 1);
+}
+DoForNextStep : {
+  int64_t I, Step = PPS_REG(O->A + 2 * RegBytes).I;
+  if (__builtin_add_overflow(PPS_REG(O->A).I, Step, &I))
+    PPS_GO(Ops + O->D);
+  PPS_REG(O->A).I = I;
+  int64_t To = PPS_REG(O->A + RegBytes).I;
+  if (!(Step > 0 ? I < To : I > To))
+    PPS_GO(Ops + O->D);
+  if (LLVM_UNLIKELY(Left == 0)) {
+    StepsLeft = 0;
+    outOfBudget(static_cast<const ForStmt *>(Ops[O->B].Node)->Loc);
+    return Flow::Abort;
+  }
+  --Left;
+  PPS_REG(O->C) = {I, VT::Int};
+  PPS_GO(Ops + O->B + 1);
 }
 DoIndexStore : {
   auto &A = *static_cast<AssignStmt *>(const_cast<void *>(O->Node));
