@@ -170,7 +170,8 @@ Flow Evaluator::run(const FnCode &FC) {
     return false;
   };
   const Op *O;
-  int64_t EmitMb; // the microbatch EmitCompute and EmitSum emit
+  int64_t EmitMb;    // the microbatch EmitCompute and EmitSum emit
+  int64_t NextIndex; // the index ForNext1 and ForNextStep enter the body with
   PPS_GO(Ops);
 BudgetRanOut:
   StepsLeft = Left + O->Charge;
@@ -641,36 +642,32 @@ DoForNext : {
 DoForNext1 : {
   // The index was below the end when the body ran: one more cannot
   // overflow.
-  int64_t I = PPS_REG(O->A).I + 1;
-  PPS_REG(O->A).I = I;
-  if (I >= PPS_REG(O->A + RegBytes).I)
+  NextIndex = PPS_REG(O->A).I + 1;
+  PPS_REG(O->A).I = NextIndex;
+  if (NextIndex >= PPS_REG(O->A + RegBytes).I)
     PPS_GO(Ops + O->D);
-  if (LLVM_UNLIKELY(Left == 0)) {
-    StepsLeft = 0;
-    outOfBudget(static_cast<const ForStmt *>(Ops[O->B].Node)->Loc);
-    return Flow::Abort;
-  }
-  --Left;
-  PPS_REG(O->C) = {I, VT::Int};
-  PPS_GO(Ops + O->B + 1);
+  goto ForNextEnter;
 }
 DoForNextStep : {
-  int64_t I, Step = PPS_REG(O->A + 2 * RegBytes).I;
-  if (__builtin_add_overflow(PPS_REG(O->A).I, Step, &I))
+  int64_t Step = PPS_REG(O->A + 2 * RegBytes).I;
+  if (__builtin_add_overflow(PPS_REG(O->A).I, Step, &NextIndex))
     PPS_GO(Ops + O->D);
-  PPS_REG(O->A).I = I;
+  PPS_REG(O->A).I = NextIndex;
   int64_t To = PPS_REG(O->A + RegBytes).I;
-  if (!(Step > 0 ? I < To : I > To))
+  if (!(Step > 0 ? NextIndex < To : NextIndex > To))
     PPS_GO(Ops + O->D);
+  goto ForNextEnter;
+}
+ForNextEnter:
+  // NextIndex enters the body: the ForIter's step and loop variable.
   if (LLVM_UNLIKELY(Left == 0)) {
     StepsLeft = 0;
     outOfBudget(static_cast<const ForStmt *>(Ops[O->B].Node)->Loc);
     return Flow::Abort;
   }
   --Left;
-  PPS_REG(O->C) = {I, VT::Int};
+  PPS_REG(O->C) = {NextIndex, VT::Int};
   PPS_GO(Ops + O->B + 1);
-}
 DoIndexStore : {
   auto &A = *static_cast<AssignStmt *>(const_cast<void *>(O->Node));
   Value V = PPS_REG(O->C);
