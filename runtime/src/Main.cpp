@@ -368,9 +368,7 @@ static void printUsage(const ScheduleDesc &S, const char *Argv0, bool Long) {
                   "timeout, a rank cut off)\n");
 }
 
-/// The cores this process may run on (its CPU affinity, which taskset and
-/// container cpusets narrow; hardware_concurrency counts the machine's).
-static unsigned usableCores() {
+unsigned usableCores() {
 #ifdef __linux__
   cpu_set_t Set;
   if (sched_getaffinity(0, sizeof(Set), &Set) == 0)

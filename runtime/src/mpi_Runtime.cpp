@@ -1,4 +1,5 @@
 //===- mpi_Runtime.cpp - the MPI transport (pps_runtime_mpi) --------------===//
+#include "ppsrt/Main.h"
 #include "ppsrt/MpiTransport.h"
 
 #include <fmt/format.h>
@@ -78,6 +79,15 @@ MpiTransport::MpiTransport(RunState &RS, MPI_Comm Comm, bool Rendezvous)
   SendSeq.assign(size_t(Size), 0);
   RecvSeq.assign(size_t(Size), 0);
   NoticeBuf.assign(1, 0);
+  // The ranks sharing this machine's memory, against the cores this process
+  // may run on.
+  MPI_Comm Local;
+  MPI_Comm_split_type(Comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &Local);
+  int Here = 1;
+  MPI_Comm_size(Local, &Here);
+  MPI_Comm_free(&Local);
+  unsigned Cores = usableCores();
+  Oversubscribed = Cores > 0 && unsigned(Here) > Cores;
   MPI_Irecv(NoticeBuf.data(), 1, MPI_INT, MPI_ANY_SOURCE, NoticeTag, Ctrl,
             &NoticeReq);
 }
@@ -461,18 +471,26 @@ void MpiTransport::endAfterNotice() {
 }
 
 /// Pause policy of the polling loops: spin, then yield the core (the peer may
-/// need it on an oversubscribed machine), and only after 10 ms of waiting
-/// sleep briefly, so a long wait does not burn a core but a short one stays
-/// fast.
-static void pause(uint64_t I, std::chrono::steady_clock::time_point &Since) {
+/// need it), and only after 10 ms of waiting sleep briefly, so a long wait
+/// does not burn a core but a short one stays fast. With more ranks on this
+/// machine than cores (Open MPI's --oversubscribe) a rank sleeps as soon as
+/// its spin is over: one that yields is scheduled again at once when the
+/// other threads wait too, so eight yielding ranks on two cores keep both
+/// busy, and a kernel that wakes (a sleep kernel, a stream thread's notify)
+/// waits for a core behind them. Open MPI's own progress engine yields when
+/// idle under oversubscription for the same reason (mpi_yield_when_idle).
+void MpiTransport::pause(uint64_t I,
+                         std::chrono::steady_clock::time_point &Since) const {
   if (I < 128)
     return;
-  if (I == 128)
-    Since = std::chrono::steady_clock::now();
-  if (I % 256 != 0 || std::chrono::steady_clock::now() - Since <
-                          std::chrono::milliseconds(10)) {
-    std::this_thread::yield();
-    return;
+  if (!Oversubscribed) {
+    if (I == 128)
+      Since = std::chrono::steady_clock::now();
+    if (I % 256 != 0 || std::chrono::steady_clock::now() - Since <
+                            std::chrono::milliseconds(10)) {
+      std::this_thread::yield();
+      return;
+    }
   }
   std::this_thread::sleep_for(std::chrono::microseconds(50));
 }

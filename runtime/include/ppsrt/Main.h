@@ -159,6 +159,10 @@ constexpr double AbortGraceSeconds = 2;
 /// --time-scale, at least the watchdog time; 0 = none.
 double kernelTimeoutFor(const ScheduleDesc &S, const RunOptions &O);
 
+/// The cores this process may run on (its CPU affinity, which taskset and
+/// container cpusets narrow; hardware_concurrency counts the machine's).
+unsigned usableCores();
+
 /// Runs S on in-process threads with the given kernels.
 RunResult runThreads(const ScheduleDesc &S, Kernels &K, const RunOptions &O);
 

@@ -44,6 +44,7 @@
 #include <mpi.h>
 
 #include <atomic>
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -118,6 +119,9 @@ private:
   /// The polling loop of wait() and waitRaw(): returns once IsDone() is true,
   /// polling for stall notices and throwing Aborted if the run is aborted.
   template <class Done> void waitUntil(Done IsDone);
+  /// The pause after the I-th look of a polling loop (Since: when it began
+  /// to yield).
+  void pause(uint64_t I, std::chrono::steady_clock::time_point &Since) const;
   [[noreturn]] void onStall();
   /// A notice came NoticeDeadlineSeconds ago and the job is still running.
   [[noreturn]] void endAfterNotice();
@@ -127,6 +131,9 @@ private:
   bool Rendezvous;
   int Me = 0, Size = 0;
   int TagUb = 32767;
+  /// More ranks share this machine than this process has cores: waits sleep
+  /// instead of yielding (pause()).
+  bool Oversubscribed = false;
   std::vector<Slot> Slots;
   std::vector<int64_t> FreeSlots;
   std::vector<int64_t> OpenFrames; ///< framed receives whose frame is due
