@@ -196,7 +196,7 @@ ast::PipelineItem Transformer::transformCostItem(P::CostItemContext &Ctx) {
 ast::CostEntry Transformer::transformCostEntry(P::CostEntryContext &Ctx) {
   ast::CostEntry E;
   E.Loc = loc(Ctx);
-  E.Key = Ctx.costKey()->getText();
+  E.Key = tokenText(*Ctx.costKey());
   E.KeyLoc = loc(*Ctx.costKey());
   if (Ctx.expr())
     E.Stage = transformExpr(*Ctx.expr());
@@ -270,7 +270,7 @@ Transformer::transformMemoryBlockItem(P::MemoryBlockItemContext &Ctx) {
     assert(A && "unhandled memory entry alternative");
     ast::CostEntry C;
     C.Loc = loc(*A);
-    C.Key = A->costKey()->getText();
+    C.Key = tokenText(*A->costKey());
     C.KeyLoc = loc(*A->costKey());
     if (A->expr())
       C.Stage = transformExpr(*A->expr());

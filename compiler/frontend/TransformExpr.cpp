@@ -107,7 +107,7 @@ ast::Arg Transformer::transformArg(P::ArgContext &Ctx) {
 
 ast::Binder Transformer::transformBinder(P::BinderContext &Ctx) {
   ast::Binder B;
-  B.Name = Ctx.getText();
+  B.Name = tokenText(Ctx);
   B.Loc = loc(Ctx);
   B.Reserved = Ctx.ident() == nullptr;
   return B;
@@ -165,7 +165,7 @@ std::string Transformer::transformString(antlr4::Token *T) {
 ast::Quantity Transformer::transformQuantity(P::QuantityContext &Ctx) {
   ast::Quantity Q;
   Q.Loc = loc(Ctx);
-  std::string Text = Ctx.number()->getText();
+  std::string Text = tokenText(*Ctx.number());
   if (Ctx.MINUS())
     Text = "-" + Text;
   Q.Value = std::strtod(Text.c_str(), nullptr);
@@ -189,7 +189,7 @@ std::string Transformer::transformUnit(P::UnitContext &Ctx) {
   for (P::UnitNameContext *N : Ctx.unitName()) {
     if (!U.empty())
       U += '/';
-    U += N->getText();
+    U += tokenText(*N);
   }
   return U;
 }

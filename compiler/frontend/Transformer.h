@@ -18,6 +18,7 @@
 #include "PpsParser.h"
 
 #include <algorithm>
+#include <cassert>
 #include <vector>
 
 namespace pps::frontend {
@@ -138,7 +139,15 @@ private:
   std::vector<ast::Arg> transformArgList(P::ArgListContext *Ctx);
   ast::Arg transformArg(P::ArgContext &Ctx);
   ast::Binder transformBinder(P::BinderContext &Ctx);
-  std::string transformIdent(P::IdentContext &Ctx) { return Ctx.getText(); }
+  std::string transformIdent(P::IdentContext &Ctx) { return tokenText(Ctx); }
+  /// The text of a rule that is one token (ident, binder, costKey, number,
+  /// unitName; the transformer only sees trees without syntax errors): the
+  /// token's own text, where RuleContext::getText would gather the children
+  /// through a stringstream.
+  static std::string tokenText(antlr4::ParserRuleContext &Ctx) {
+    assert(Ctx.getStart() == Ctx.getStop() && "not a one-token rule");
+    return Ctx.getStart()->getText();
+  }
   ast::Quantity transformQuantity(P::QuantityContext &Ctx);
   std::string transformUnit(P::UnitContext &Ctx);
   ast::ExprPtr transformIntToken(antlr4::Token *T);
