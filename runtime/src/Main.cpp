@@ -377,13 +377,9 @@ unsigned usableCores() {
   return std::thread::hardware_concurrency();
 }
 
-/// How many ranks run on this machine: all of them on threads, the local
-/// ones under Open MPI's mpirun, else unknown (0).
-static int ranksHere(const ScheduleDesc &S, const RunOptions &O) {
-  if (O.transport != "mpi")
-    return S.ranks;
-  const char *Local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
-  return Local ? std::atoi(Local) : 0;
+bool moreRanksThanCores(int RanksHere) {
+  unsigned Cores = usableCores();
+  return Cores > 0 && RanksHere > int(Cores);
 }
 
 /// Compares measured peaks with the memory analysis; prints and returns
@@ -497,7 +493,7 @@ std::string finishProfile(const ScheduleDesc &S, const RunOptions &O,
                           const RunComm &Comm, const char *Program,
                           const std::vector<ProfileEvent> &Events,
                           const std::vector<ActivationBytes> &Bytes,
-                          const std::vector<int64_t> &Peaks) {
+                          const std::vector<int64_t> &Peaks, int RanksHere) {
   ProfileRun Run;
   Run.program = Program;
   Run.transport = O.transport;
@@ -511,14 +507,13 @@ std::string finishProfile(const ScheduleDesc &S, const RunOptions &O,
   Run.executorMakespan = executorPrediction(S, Comm, O.blockingRecv);
   // Ranks that take turns on the cores wait for one, which no prediction
   // counts (and which the wall clock puts into every kernel's time).
-  int Here = ranksHere(S, O);
   unsigned Cores = usableCores();
-  if (Cores > 0 && Here > int(Cores) && !O.sleepKernels)
+  if (moreRanksThanCores(RanksHere) && !O.sleepKernels)
     Run.note = fmt::format(
         "{} ranks ran on {} core{} here: kernels that compute (rather than "
         "wait) took turns, so the step time exceeds what ranks running in "
         "parallel would take{}",
-        Here, Cores, Cores == 1 ? "" : "s",
+        RanksHere, Cores, Cores == 1 ? "" : "s",
         O.profileCpu ? ""
                      : ", and their times include waiting for a core "
                        "(--profile-clock=cpu leaves that out)");
@@ -527,7 +522,8 @@ std::string finishProfile(const ScheduleDesc &S, const RunOptions &O,
 }
 
 void printMakespan(const ScheduleDesc &S, const RunComm &Comm,
-                   const RunOptions &O, double MakespanMicros, bool BuiltIn) {
+                   const RunOptions &O, double MakespanMicros, bool BuiltIn,
+                   int RanksHere) {
   double PerStep = MakespanMicros / O.steps;
   double Units = O.timeScale > 0 ? PerStep / (O.timeScale * 1000.0) : 0;
   fmt::print("measured makespan: {:.3f} ms per step", PerStep / 1000.0);
@@ -551,15 +547,15 @@ void printMakespan(const ScheduleDesc &S, const RunComm &Comm,
     fmt::print("\n");
     // Spinning ranks on fewer cores take turns: time no model predicts.
     double Predicted = SimValid ? Sim : Own;
-    int Here = ranksHere(S, O);
-    unsigned Cores = usableCores();
     if (!O.sleepKernels && Predicted > 0 && Units > 1.1 * Predicted &&
-        Cores > 0 && Here > int(Cores))
+        moreRanksThanCores(RanksHere)) {
+      unsigned Cores = usableCores();
       fmt::print("note: {} ranks spin on {} core{} here, so they take turns "
                  "and the run is slower than predicted; --kernel=sleep "
                  "(waits instead of spinning) or fewer ranks per machine "
                  "compare with the prediction fairly\n",
-                 Here, Cores, Cores == 1 ? "" : "s");
+                 RanksHere, Cores, Cores == 1 ? "" : "s");
+    }
     return;
   }
   fmt::print("\n");
@@ -611,7 +607,7 @@ int executorMain(const ScheduleDesc &S, int Argc, char **Argv) {
   }
   if (!O.quiet)
     printMakespan(S, Comm, O, Res.makespanMicros,
-                  dynamic_cast<BusyWaitKernels *>(K.get()) != nullptr);
+                  dynamic_cast<BusyWaitKernels *>(K.get()) != nullptr, S.ranks);
   if (!checkPeaks(S, Res.peakActivations, O.quiet))
     return ExitError;
   if (!checkMemory(S, Res.peakMemory, O.quiet))
@@ -619,8 +615,9 @@ int executorMain(const ScheduleDesc &S, int Argc, char **Argv) {
   if (!checkActivationBytes(Res.peakActivations, Res.activationBytes, O.quiet))
     return ExitError;
   if (!O.profileFile.empty()) {
-    std::string Err = finishProfile(S, O, Comm, Argv[0], Res.profile,
-                                    Res.activationBytes, Res.peakActivations);
+    std::string Err =
+        finishProfile(S, O, Comm, Argv[0], Res.profile, Res.activationBytes,
+                      Res.peakActivations, S.ranks);
     if (!Err.empty()) {
       std::fflush(stdout);
       fmt::print(stderr, "error: {}\n", Err);

@@ -126,8 +126,10 @@ int runMpi(const ScheduleDesc &S, Kernels &K, const RunOptions &O, int *Argc,
   int64_t Peak = 0;
   double PeakMem = 0;
   ActivationBytes Bytes;
+  int Here = 0;
   {
     MpiTransport T(RS, MPI_COMM_WORLD, Comm.model != CommModel::Eager);
+    Here = T.ranksHere();
     T.watchdogSeconds = O.watchdogSeconds;
     double KernelTimeout = kernelTimeoutFor(S, O);
     KernelContext Ctx = kernelContextFor(S, O);
@@ -229,7 +231,7 @@ int runMpi(const ScheduleDesc &S, Kernels &K, const RunOptions &O, int *Argc,
   if (Me == 0) {
     if (!O.quiet)
       printMakespan(S, Comm, O, Makespan,
-                    dynamic_cast<BusyWaitKernels *>(&K) != nullptr);
+                    dynamic_cast<BusyWaitKernels *>(&K) != nullptr, Here);
     if (!checkPeaks(S, Peaks, O.quiet))
       Code = ExitError;
     if (!checkMemory(S, PeakMems, O.quiet))
@@ -242,8 +244,8 @@ int runMpi(const ScheduleDesc &S, Kernels &K, const RunOptions &O, int *Argc,
     if (!checkActivationBytes(Peaks, PerRank, O.quiet))
       Code = ExitError;
     if (!O.profileFile.empty()) {
-      std::string Err =
-          finishProfile(S, O, Comm, (*Argv)[0], AllProfiled, PerRank, Peaks);
+      std::string Err = finishProfile(S, O, Comm, (*Argv)[0], AllProfiled,
+                                      PerRank, Peaks, Here);
       if (!Err.empty()) {
         std::fflush(stdout);
         fmt::print(stderr, "error: {}\n", Err);

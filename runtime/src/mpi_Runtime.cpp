@@ -79,15 +79,11 @@ MpiTransport::MpiTransport(RunState &RS, MPI_Comm Comm, bool Rendezvous)
   SendSeq.assign(size_t(Size), 0);
   RecvSeq.assign(size_t(Size), 0);
   NoticeBuf.assign(1, 0);
-  // The ranks sharing this machine's memory, against the cores this process
-  // may run on.
   MPI_Comm Local;
   MPI_Comm_split_type(Comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &Local);
-  int Here = 1;
   MPI_Comm_size(Local, &Here);
   MPI_Comm_free(&Local);
-  unsigned Cores = usableCores();
-  Oversubscribed = Cores > 0 && unsigned(Here) > Cores;
+  Oversubscribed = moreRanksThanCores(Here);
   MPI_Irecv(NoticeBuf.data(), 1, MPI_INT, MPI_ANY_SOURCE, NoticeTag, Ctrl,
             &NoticeReq);
 }

@@ -163,6 +163,10 @@ double kernelTimeoutFor(const ScheduleDesc &S, const RunOptions &O);
 /// container cpusets narrow; hardware_concurrency counts the machine's).
 unsigned usableCores();
 
+/// Whether more ranks run on this machine than this process has cores
+/// (RanksHere: the ranks on this machine, 0 if unknown).
+bool moreRanksThanCores(int RanksHere);
+
 /// Runs S on in-process threads with the given kernels.
 RunResult runThreads(const ScheduleDesc &S, Kernels &K, const RunOptions &O);
 
@@ -192,17 +196,20 @@ bool checkActivationBytes(const std::vector<int64_t> &Peaks,
                           const std::vector<ActivationBytes> &Bytes,
                           bool Quiet);
 /// Writes the profile of a finished run (--profile) and prints its line;
-/// empty string on success, else the error.
+/// empty string on success, else the error. RanksHere: the ranks that ran
+/// on this machine (S.ranks on threads, MpiTransport::ranksHere()).
 std::string finishProfile(const ScheduleDesc &S, const RunOptions &O,
                           const RunComm &Comm, const char *Program,
                           const std::vector<ProfileEvent> &Events,
                           const std::vector<ActivationBytes> &Bytes,
-                          const std::vector<int64_t> &Peaks);
+                          const std::vector<int64_t> &Peaks, int RanksHere);
 /// Prints the measured makespan per step, next to the compiler's
 /// predictions (ppsc sim's figure and the executor timing's, both computed
 /// by the compiler and carried in S) when the built-in workload (whose
-/// kernels last the cost model's times) ran.
+/// kernels last the cost model's times) ran. RanksHere as for
+/// finishProfile.
 void printMakespan(const ScheduleDesc &S, const RunComm &Comm,
-                   const RunOptions &O, double MakespanMicros, bool BuiltIn);
+                   const RunOptions &O, double MakespanMicros, bool BuiltIn,
+                   int RanksHere);
 
 } // namespace ppsrt

@@ -77,6 +77,9 @@ public:
     Stalled.store(true, std::memory_order_release);
   }
   double watchdogSeconds = 10;
+  /// The ranks of the communicator that share this machine
+  /// (MPI_COMM_TYPE_SHARED).
+  int ranksHere() const { return Here; }
 
   /// How long the rank that saw a stall waits for the others' lines.
   static constexpr double NoticeGraceSeconds = 1.5;
@@ -131,8 +134,9 @@ private:
   bool Rendezvous;
   int Me = 0, Size = 0;
   int TagUb = 32767;
-  /// More ranks share this machine than this process has cores: waits sleep
-  /// instead of yielding (pause()).
+  int Here = 1;
+  /// More ranks share this machine than this process has cores
+  /// (moreRanksThanCores): waits sleep instead of yielding (pause()).
   bool Oversubscribed = false;
   std::vector<Slot> Slots;
   std::vector<int64_t> FreeSlots;

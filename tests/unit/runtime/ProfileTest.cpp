@@ -221,13 +221,14 @@ TEST(Profile, ARunTimesEveryStageAndTheSplitOfItsBackwards) {
     EXPECT_GE(S.I.min, 0.2);
   }
   EXPECT_GT(P.stepTime.mean, 0);
-  std::string Err = finishProfile(T->Desc, O, RunComm{}, "exec", R.profile,
-                                  R.activationBytes, R.peakActivations);
+  std::string Err =
+      finishProfile(T->Desc, O, RunComm{}, "exec", R.profile, R.activationBytes,
+                    R.peakActivations, T->Desc.ranks);
   EXPECT_EQ(Err, "");
   std::remove(O.profileFile.c_str());
   O.profileFile = "/dev/full";
   Err = finishProfile(T->Desc, O, RunComm{}, "exec", R.profile,
-                      R.activationBytes, R.peakActivations);
+                      R.activationBytes, R.peakActivations, T->Desc.ranks);
   EXPECT_EQ(Err, "cannot write '/dev/full': No space left on device");
 }
 
