@@ -187,6 +187,13 @@ bool computeTimeline(const Schedule &S, const UnitIndex &U, Timeline &TL) {
       ActCursor[R] = AC;
       UnitCursor[R] = Unit - U.RankBase[R];
       RankTime[R] = Time;
+      // The rank resumes here on its next visit, after the other ranks'
+      // visits have pushed these lines out of cache: fetch them now.
+      __builtin_prefetch(Acts.data() + AC + 3);
+      __builtin_prefetch(CrossProd + size_t(Unit) * 2 + 8);
+      __builtin_prefetch(Start + Unit + 4, 1);
+      __builtin_prefetch(End + Unit + 4, 1);
+      __builtin_prefetch(Seq + Unit + 8, 1);
     };
     while (AC < Acts.size()) {
       const Action *A = &Acts[AC];
