@@ -203,6 +203,7 @@ TimingResult Engine::run() {
     Woken[size_t(R) >> 6] &= ~(uint64_t(1) << (R & 63));
     --NumWoken;
     advance(R);
+    prefetchResume(R);
     From = Up ? R + 1 : R - 1;
   }
   Res.StuckAt.assign(P, 0);

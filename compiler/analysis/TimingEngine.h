@@ -73,7 +73,6 @@ struct Channel {
   std::vector<Slot> Pending;
   size_t Head = 0;
 
-  void push(const Slot &S) { Pending.push_back(S); }
   Slot pop() {
     Slot S = Pending[Head++];
     if (Head == Pending.size()) {
@@ -215,6 +214,9 @@ private:
 
   // --- the cursors --------------------------------------------------------
   void advance(int32_t R);
+  /// Fetches the lines the rank's cursors read and write next, as its visit
+  /// ends (see the definition).
+  void prefetchResume(int32_t R) const;
   bool advanceCompute(int32_t R);
   bool advanceStreams(int32_t R);
   bool advanceBlocking(int32_t R);

@@ -35,6 +35,26 @@ void Engine::advance(int32_t R) {
   }
 }
 
+void Engine::prefetchResume(int32_t R) const {
+  // The rank resumes at its cursors on a later visit, after the other
+  // ranks' visits, and walks on from there: with many ranks interleaved
+  // the hardware prefetcher loses these streams (one per rank and array),
+  // so fetch the next lines of each now. The comm tracks' next ops sit
+  // near the compute cursor (the comms around the computes), so its lines
+  // serve them too.
+  const RankState &St = Ranks[R];
+  const RankTimeline &T = Res.Times[R];
+  uint32_t I = St.CIdx;
+  if (I >= St.Acts.size())
+    return;
+  __builtin_prefetch(St.Acts.data() + I + 3);
+  __builtin_prefetch(T.Start.data() + I + 8, 1);
+  __builtin_prefetch(T.End.data() + I + 8, 1);
+  __builtin_prefetch(T.TransferStart.data() + I + 8, 1);
+  if (Opts.KeepPreds)
+    __builtin_prefetch(Res.Preds[R].get() + I + 8, 1);
+}
+
 bool Engine::runCompute(int32_t R) {
   RankState &St = Ranks[R];
   llvm::ArrayRef<Action> Acts = St.Acts;
@@ -367,7 +387,13 @@ void Engine::post(int32_t R, Stream &Sm, uint32_t Idx, double Ready,
     C = Sm.InChan;
   }
   Channel &Ch = Channels[C];
-  Slot Mine;
+  // Is the other side already posted? A channel's pending ops all come
+  // from the side that is ahead. If not, the op waits in the channel:
+  // built in place there (a copy from the stack stalled on its
+  // store-to-load forwarding).
+  bool Match = !Ch.empty() && Ch.Pending[Ch.Head].IsSend != IsSend;
+  Slot Local;
+  Slot &Mine = Match ? Local : Ch.Pending.emplace_back();
   Mine.Ready = Ready;
   Mine.Ref = Me;
   Mine.IsSend = IsSend;
@@ -398,17 +424,13 @@ void Engine::post(int32_t R, Stream &Sm, uint32_t Idx, double Ready,
   } else {
     ++Res.Ranks[R].Recvs;
   }
-  // Is the other side already posted? A channel's pending ops all come
-  // from the side that is ahead.
-  if (!Ch.empty() && Ch.Pending[Ch.Head].IsSend != IsSend) {
-    Slot Other = Ch.pop();
-    if (IsSend)
-      matched(Mine, Other);
-    else
-      matched(Other, Mine);
+  if (!Match)
     return;
-  }
-  Ch.push(Mine);
+  Slot Other = Ch.pop();
+  if (IsSend)
+    matched(Mine, Other);
+  else
+    matched(Other, Mine);
 }
 
 void Engine::matched(const Slot &SendSlot, const Slot &RecvSlot) {
