@@ -133,10 +133,15 @@ bool Engine::runCompute(int32_t R) {
     if (!validKey(A))
       continue;
     size_t K = key(A.Microbatch, A.Stage);
-    if (A.Kind == ActionKind::F)
+    // As for the receives (recvPostedSlow): the next microbatch's entry
+    // is most likely the next this rank writes.
+    if (A.Kind == ActionKind::F) {
       ProdF[K] = Event{End, R, J};
-    else if (schema::isInputBackward(A.Kind))
+      __builtin_prefetch(&ProdF[K] + 4, 1);
+    } else if (schema::isInputBackward(A.Kind)) {
       ProdBI[K] = Event{End, R, J};
+      __builtin_prefetch(&ProdBI[K] + 4, 1);
+    }
     // Dataflow: the consumer of the output may be waiting on another rank.
     if (Dataflow)
       wake(rankOfStage(
@@ -486,6 +491,9 @@ void Engine::recvPostedSlow(int32_t R, uint32_t I) {
     return;
   size_t K = key(A.Microbatch, A.Stage);
   Event &Ev = A.Kind == ActionKind::RecvF ? RecvF[K] : RecvB[K];
+  // The rank's next receive of this kind and stage is most likely the next
+  // microbatch's: fetch the line after this entry's.
+  __builtin_prefetch(&Ev + 4, 1);
   if (!known(Ev.At) || Ev.Rank != R) {
     if (Ev.Rank != R)
       changed(Ev); // no longer the other rank's receive to wait for
