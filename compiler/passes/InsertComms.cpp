@@ -37,7 +37,14 @@ namespace {
 /// A pair event waiting for its slot (keys: CommPlacement.h).
 struct Event {
   PairKey Key;
-  Action A;
+  /// The comm, by parts: its kind and peer, and the index of the compute
+  /// (in the rank's old program) whose microbatch, stage and location it
+  /// takes. Written field by field and read the same way: a whole Action
+  /// built in the slot and copied out soon after stalled on store-to-load
+  /// forwarding (its fields were stored narrow and copied wide).
+  uint32_t From;
+  int32_t Peer;
+  ActionKind Kind;
 };
 
 class InsertCommsPass : public Pass {
@@ -257,16 +264,32 @@ uint64_t InsertCommsPass::placeConsumer(Schedule &S, const UnitIndex &U,
     size_t Head = 0;
     uint64_t Added = 0;
     // Insertion from the back: most events arrive in key order. The event
-    // is built in its slot (a copy of a just-built one stalls on store
-    // forwarding).
-    auto Push = [&](const PairKey &Key, const Action &A) {
-      size_t K = Pending.size();
-      Pending.push_back({Key, A});
-      for (; K > Head && Key.before(Pending[K - 1].Key); --K)
-        Pending[K] = Pending[K - 1];
-      if (K != Pending.size() - 1)
-        Pending[K] = {Key, A};
+    // is written into its slot at the back and only moved when it belongs
+    // further up.
+    auto Push = [&](ActionKind Kind, size_t From, int32_t Peer, uint32_t Prod,
+                    uint32_t Cons, uint32_t J) {
+      Event &E = Pending.emplace_back();
+      E.Key = PairKey::late(TL, Prod, Cons, J);
+      E.From = uint32_t(From);
+      E.Peer = Peer;
+      E.Kind = Kind;
+      size_t At = Pending.size() - 1;
+      if (At > Head && E.Key.before(Pending[At - 1].Key)) {
+        Event Moved = E;
+        for (; At > Head && Moved.Key.before(Pending[At - 1].Key); --At)
+          Pending[At] = Pending[At - 1];
+        Pending[At] = Moved;
+      }
       ++Added;
+    };
+    auto Emit = [&](const Event &E) {
+      const Action &X = Acts[E.From];
+      Action &C = New.emplace_back();
+      C.Kind = E.Kind;
+      C.Microbatch = X.Microbatch;
+      C.Stage = X.Stage;
+      C.Peer = E.Peer;
+      C.Loc = X.Loc;
     };
     // Receives are queued a little ahead: those of every upcoming unit that
     // starts at the same time as the next one (zero-cost units tie).
@@ -285,10 +308,8 @@ uint64_t InsertCommsPass::placeConsumer(Schedule &S, const UnitIndex &U,
           uint32_t P = TL.CrossProd[size_t(LookUnit) * 2 + J];
           if (P == None)
             continue;
-          const Action &X = Acts[LookI + J];
-          Push(PairKey::late(TL, P, LookUnit, J),
-               Action::comm(analysis::inputRecvKind(S.Topo, X), X.Microbatch,
-                            X.Stage, U.UnitRank[P], X.Loc));
+          Push(analysis::inputRecvKind(S.Topo, Acts[LookI + J]), LookI + J,
+               U.UnitRank[P], P, LookUnit, J);
         }
         LookI += Len;
         ++LookUnit;
@@ -307,7 +328,7 @@ uint64_t InsertCommsPass::placeConsumer(Schedule &S, const UnitIndex &U,
       QueueRecvs(TL.Start[Unit]);
       PairKey Here = PairKey::unit(TL, Unit);
       while (Head < Pending.size() && Pending[Head].Key.before(Here))
-        New.push_back(Pending[Head++].A);
+        Emit(Pending[Head++]);
       if (Head == Pending.size()) {
         Pending.clear();
         Head = 0;
@@ -320,16 +341,14 @@ uint64_t InsertCommsPass::placeConsumer(Schedule &S, const UnitIndex &U,
         if (E == None)
           continue;
         uint32_t C = E >> 1;
-        const Action &X = Acts[I + J];
-        Push(PairKey::late(TL, Unit, C, E & 1),
-             Action::comm(analysis::outputSendKind(S.Topo, X), X.Microbatch,
-                          X.Stage, U.UnitRank[C], X.Loc));
+        Push(analysis::outputSendKind(S.Topo, Acts[I + J]), I + J,
+             U.UnitRank[C], Unit, C, E & 1);
       }
       I += Len;
       ++Unit;
     }
     for (; Head < Pending.size(); ++Head)
-      New.push_back(Pending[Head].A);
+      Emit(Pending[Head]);
     S.Ranks[R].Actions = std::move(New);
     return Added;
   });
