@@ -7,7 +7,8 @@
 //   BM_LintInterleaved64x2/M  Megatron's interleaved 1F1B, 64 ranks x 2
 //                             chunks x M microbatches: M = 4096 is 3.13M
 //                             actions after insert-comms (the 20M
-//                             actions/s figure); M = 512 .. 8192 doubles.
+//                             actions/s figure); M = 512 .. 16384 doubles
+//                             (12.5M actions).
 //   BM_LintOneFOneB1024/M     1F1B on 1024 ranks, M = 256 .. 2048 (1.6M to
 //                             12.6M actions): linear up to 12.6M.
 //   BM_InsertComms1F1B1024/M  insert-comms alone on the same, M = 256 ..
@@ -103,7 +104,7 @@ void BM_LintInterleaved64x2(benchmark::State &State) {
 }
 BENCHMARK(BM_LintInterleaved64x2)
     ->RangeMultiplier(2)
-    ->Range(512, 8192)
+    ->Range(512, 16384)
     ->Unit(benchmark::kMillisecond)
     ->MinTime(1.0);
 
