@@ -17,6 +17,7 @@
 
 #include "pps/analysis/Dependencies.h"
 #include "pps/analysis/Describe.h"
+#include "pps/support/Prefetch.h"
 
 #include "llvm/ADT/DenseMap.h"
 
@@ -179,9 +180,9 @@ bool walk(const ir::Schedule &S, const Matching &M, DeadlockResult &R) {
     RS.Cursor = C;
     // The rank resumes here on its next visit, after the other ranks'
     // visits have pushed these lines out of cache: fetch them now.
-    __builtin_prefetch(Acts + C + 3);
-    __builtin_prefetch(Acts + C + 6);
-    __builtin_prefetch(Partner + Base[Rk] + C + 16);
+    prefetchRead(Acts, C + 3);
+    prefetchRead(Acts, C + 6);
+    prefetchRead(Partner, Base[Rk] + C + 16);
   }
   for (int32_t Rk = 0; Rk < NumRanks; ++Rk)
     if (R.Ranks[Rk].Cursor < S.Ranks[Rk].Actions.size())

@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "TimingEngine.h"
 
+#include "pps/support/Prefetch.h"
+
 #include <algorithm>
 
 namespace pps::analysis::timing {
@@ -47,12 +49,12 @@ void Engine::prefetchResume(int32_t R) const {
   uint32_t I = St.CIdx;
   if (I >= St.Acts.size())
     return;
-  __builtin_prefetch(St.Acts.data() + I + 3);
-  __builtin_prefetch(T.Start.data() + I + 8, 1);
-  __builtin_prefetch(T.End.data() + I + 8, 1);
-  __builtin_prefetch(T.TransferStart.data() + I + 8, 1);
+  prefetchRead(St.Acts.data(), I + 3);
+  prefetchWrite(T.Start.data(), I + 8);
+  prefetchWrite(T.End.data(), I + 8);
+  prefetchWrite(T.TransferStart.data(), I + 8);
   if (Opts.KeepPreds)
-    __builtin_prefetch(Res.Preds[R].get() + I + 8, 1);
+    prefetchWrite(Res.Preds[R].get(), I + 8);
 }
 
 bool Engine::runCompute(int32_t R) {
@@ -137,10 +139,10 @@ bool Engine::runCompute(int32_t R) {
     // is most likely the next this rank writes.
     if (A.Kind == ActionKind::F) {
       ProdF[K] = Event{End, R, J};
-      __builtin_prefetch(&ProdF[K] + 4, 1);
+      prefetchWrite(ProdF.data(), K + 4);
     } else if (schema::isInputBackward(A.Kind)) {
       ProdBI[K] = Event{End, R, J};
-      __builtin_prefetch(&ProdBI[K] + 4, 1);
+      prefetchWrite(ProdBI.data(), K + 4);
     }
     // Dataflow: the consumer of the output may be waiting on another rank.
     if (Dataflow)
@@ -493,7 +495,7 @@ void Engine::recvPostedSlow(int32_t R, uint32_t I) {
   Event &Ev = A.Kind == ActionKind::RecvF ? RecvF[K] : RecvB[K];
   // The rank's next receive of this kind and stage is most likely the next
   // microbatch's: fetch the line after this entry's.
-  __builtin_prefetch(&Ev + 4, 1);
+  prefetchWrite(&Ev, 4);
   if (!known(Ev.At) || Ev.Rank != R) {
     if (Ev.Rank != R)
       changed(Ev); // no longer the other rank's receive to wait for

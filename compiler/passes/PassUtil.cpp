@@ -1,6 +1,8 @@
 //===- PassUtil.cpp - helpers shared by the passes ------------------------===//
 #include "PassUtil.h"
 
+#include "pps/support/Prefetch.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -189,11 +191,11 @@ bool computeTimeline(const Schedule &S, const UnitIndex &U, Timeline &TL) {
       RankTime[R] = Time;
       // The rank resumes here on its next visit, after the other ranks'
       // visits have pushed these lines out of cache: fetch them now.
-      __builtin_prefetch(Acts.data() + AC + 3);
-      __builtin_prefetch(CrossProd + size_t(Unit) * 2 + 8);
-      __builtin_prefetch(Start + Unit + 4, 1);
-      __builtin_prefetch(End + Unit + 4, 1);
-      __builtin_prefetch(Seq + Unit + 8, 1);
+      prefetchRead(Acts.data(), AC + 3);
+      prefetchRead(CrossProd, size_t(Unit) * 2 + 8);
+      prefetchWrite(Start, Unit + 4);
+      prefetchWrite(End, Unit + 4);
+      prefetchWrite(Seq, Unit + 8);
     };
     while (AC < Acts.size()) {
       const Action *A = &Acts[AC];
