@@ -298,10 +298,10 @@ void emitCpp(const ir::Schedule &S, const CppEmitOptions &Opts,
           "there (< 0: the\n// overlap cost above).\n";
     OS << fmt::format("const double kStageOverlapCost[{}] = {{", T.Stages);
     for (int32_t St = 0; St < T.Stages; ++St) {
-      std::optional<double> V = size_t(St) < S.Cost.StageOverlap.size()
-                                    ? S.Cost.StageOverlap[size_t(St)]
-                                    : std::nullopt;
-      OS << (St ? ", " : "") << cppDouble(V ? *V : -1.0);
+      double V = -1.0;
+      if (size_t(St) < S.Cost.StageOverlap.size())
+        V = S.Cost.StageOverlap[size_t(St)].value_or(-1.0);
+      OS << (St ? ", " : "") << cppDouble(V);
     }
     OS << "};\n\n";
   }

@@ -116,7 +116,7 @@ struct ScheduleDesc {
   /// The stream rule the schedule was compiled with (`comm { stream rank;
   /// eager threshold 64 KiB; }`, the schema's); the executor runs under it
   /// unless --comm, --stream or --eager-threshold say otherwise.
-  pps::schema::CommStream stream;
+  pps::schema::CommStream stream{};
   /// The compiler's timing engine run as the Executor runs under a stream
   /// rule (ppsc sim's asynchronous timing: comms on in-order streams,
   /// receives waited for by their consumers): the makespan of one step in

@@ -136,8 +136,9 @@ TEST(SynthMemoryModel, BytesPerStageAreCountedPerStage) {
     fmt::print("limit {} MiB: makespan {} counting each stage's bytes, {} "
                "charging every stage 96 MiB\n",
                LimitMiB, R->Eval.Makespan, RQ->Eval.Makespan);
-    if (LimitMiB == 200) // rank 0 fits 4 of 48 MiB, not 2 of 96
+    if (LimitMiB == 200) { // rank 0 fits 4 of 48 MiB, not 2 of 96
       EXPECT_LT(R->Eval.Makespan, RQ->Eval.Makespan);
+    }
   }
   // Below what one microbatch needs on the last rank: said in bytes.
   Problem P = Problem::make(4, 8, ir::Placement::Loop, {1, 1, 1}, 1);

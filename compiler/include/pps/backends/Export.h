@@ -42,9 +42,9 @@ struct ExportStatus {
   ir::CommModel Model = ir::CommModel::Rendezvous;
   /// Why the proof did not run, when unverified ("--no-verify", "the
   /// deadlock check was disabled (--disable-pass=deadlock)").
-  std::string Why;
+  std::string Why{};
   /// The stream rule the proof used.
-  ir::CommStream Stream;
+  ir::CommStream Stream{};
 
   /// Verified (or not) under S's comm model and stream rule.
   static ExportStatus verified(const ir::Schedule &S) {

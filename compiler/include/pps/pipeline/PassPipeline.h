@@ -25,7 +25,7 @@ struct PipelineConfig {
   bool AlignBubbles = false;
   /// Where insert-comms places the pairs, and whether it may replace the
   /// schedule's own comms by a faster order (pps/passes/InsertComms.h).
-  passes::InsertCommsOptions Comms;
+  passes::InsertCommsOptions Comms{};
 };
 
 /// Adds the passes for S to PM, in order. Requires: S as the front end or an
