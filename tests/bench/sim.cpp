@@ -10,7 +10,8 @@
 //   BM_ChromeTrace       write the Chrome trace to /dev/null or to a file
 // Sizes: 64 ranks x 2 chunks x 4096 microbatches, 1024 ranks x 2 chunks x
 // 1024 microbatches; the doubling series 64 x 2 x 1024..16384 (0.78M to
-// 12.5M actions) and 1024 x 2 x 1024, 2048 (12.6M, 25.2M). Real time (the
+// 12.5M actions) and 1024 x 2 x 1024, 2048, 4096 (12.6M, 25.2M, 50.3M; the
+// last needs about 4 GB). Real time (the
 // simulator uses a second thread for its setup and memory figures);
 // items_per_second and actions/s are actions per second.
 //
@@ -147,11 +148,11 @@ BENCHMARK(BM_SimulateLean)
     ->Args({1024, 2, 1024})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
-// 64 ranks: 0.78M to 12.5M actions; 1024 ranks: 12.6M and 25.2M (fewer
+// 64 ranks: 0.78M to 12.5M actions; 1024 ranks: 12.6M to 50.3M (fewer
 // microbatches than ranks make a different schedule, not half of it).
 BENCHMARK(BM_SimulateDoubling)
     ->ArgsProduct({{64}, {2}, benchmark::CreateRange(1024, 16384, 2)})
-    ->ArgsProduct({{1024}, {2}, {1024, 2048}})
+    ->ArgsProduct({{1024}, {2}, {1024, 2048, 4096}})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 BENCHMARK(BM_ChromeTrace)
